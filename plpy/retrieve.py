@@ -328,6 +328,7 @@ def run(
             ),
             asked,
             search.held_together,
+            names_known=any(q.entities.values()),
         )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}

@@ -405,7 +405,7 @@ def asked_phrase(query):
     return []
 
 
-def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None):
+def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
@@ -413,7 +413,10 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
     word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is):
+    the words it asks about are used by none ("car insurance premium" where only "car" is), or
+    two or more words used by none outweigh the rest (outweighed) in a question that names no one
+    and nothing the memory knows (`names_known`: "Who is the author of the novel Mia loved?" is
+    about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words;
     so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
@@ -439,7 +442,9 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named} of what the question asks about "
             f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
         )
-    if absent and (not specific or 2 * len(absent) > len(uses) or outweighed(uses, absent)):
+    if absent and (
+        not specific or 2 * len(absent) > len(uses) or (not names_known and outweighed(uses, absent))
+    ):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,

@@ -4426,7 +4426,7 @@ def asked_phrase(query):
         return []
     return []
 
-def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None):
+def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
@@ -4434,7 +4434,10 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
     word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is):
+    the words it asks about are used by none ("car insurance premium" where only "car" is), or
+    two or more words used by none outweigh the rest (outweighed) in a question that names no one
+    and nothing the memory knows (`names_known`: "Who is the author of the novel Mia loved?" is
+    about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words;
     so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
@@ -4460,7 +4463,9 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named} of what the question asks about "
             f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
         )
-    if absent and (not specific or 2 * len(absent) > len(uses) or outweighed(uses, absent)):
+    if absent and (
+        not specific or 2 * len(absent) > len(uses) or (not names_known and outweighed(uses, absent))
+    ):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -6936,7 +6941,7 @@ def asked_phrase(query):
         return []
     return []
 
-def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None):
+def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
@@ -6944,7 +6949,10 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
     word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is):
+    the words it asks about are used by none ("car insurance premium" where only "car" is), or
+    two or more words used by none outweigh the rest (outweighed) in a question that names no one
+    and nothing the memory knows (`names_known`: "Who is the author of the novel Mia loved?" is
+    about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words;
     so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
@@ -6970,7 +6978,9 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named} of what the question asks about "
             f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
         )
-    if absent and (not specific or 2 * len(absent) > len(uses) or outweighed(uses, absent)):
+    if absent and (
+        not specific or 2 * len(absent) > len(uses) or (not names_known and outweighed(uses, absent))
+    ):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -8877,7 +8887,7 @@ def asked_phrase(query):
         return []
     return []
 
-def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None):
+def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
@@ -8885,7 +8895,10 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
     word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is):
+    the words it asks about are used by none ("car insurance premium" where only "car" is), or
+    two or more words used by none outweigh the rest (outweighed) in a question that names no one
+    and nothing the memory knows (`names_known`: "Who is the author of the novel Mia loved?" is
+    about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words;
     so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
@@ -8911,7 +8924,9 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named} of what the question asks about "
             f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
         )
-    if absent and (not specific or 2 * len(absent) > len(uses) or outweighed(uses, absent)):
+    if absent and (
+        not specific or 2 * len(absent) > len(uses) or (not names_known and outweighed(uses, absent))
+    ):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -11150,7 +11165,7 @@ def asked_phrase(query):
         return []
     return []
 
-def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None):
+def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
@@ -11158,7 +11173,10 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
     word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is):
+    the words it asks about are used by none ("car insurance premium" where only "car" is), or
+    two or more words used by none outweigh the rest (outweighed) in a question that names no one
+    and nothing the memory knows (`names_known`: "Who is the author of the novel Mia loved?" is
+    about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words;
     so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
@@ -11184,7 +11202,9 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named} of what the question asks about "
             f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
         )
-    if absent and (not specific or 2 * len(absent) > len(uses) or outweighed(uses, absent)):
+    if absent and (
+        not specific or 2 * len(absent) > len(uses) or (not names_known and outweighed(uses, absent))
+    ):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -12661,7 +12681,7 @@ def asked_phrase(query):
         return []
     return []
 
-def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None):
+def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
@@ -12669,7 +12689,10 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
     word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is):
+    the words it asks about are used by none ("car insurance premium" where only "car" is), or
+    two or more words used by none outweigh the rest (outweighed) in a question that names no one
+    and nothing the memory knows (`names_known`: "Who is the author of the novel Mia loved?" is
+    about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words;
     so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
@@ -12695,7 +12718,9 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named} of what the question asks about "
             f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
         )
-    if absent and (not specific or 2 * len(absent) > len(uses) or outweighed(uses, absent)):
+    if absent and (
+        not specific or 2 * len(absent) > len(uses) or (not names_known and outweighed(uses, absent))
+    ):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -14787,7 +14812,7 @@ def asked_phrase(query):
         return []
     return []
 
-def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None):
+def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
@@ -14795,7 +14820,10 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
     word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is):
+    the words it asks about are used by none ("car insurance premium" where only "car" is), or
+    two or more words used by none outweigh the rest (outweighed) in a question that names no one
+    and nothing the memory knows (`names_known`: "Who is the author of the novel Mia loved?" is
+    about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words;
     so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
@@ -14821,7 +14849,9 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named} of what the question asks about "
             f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
         )
-    if absent and (not specific or 2 * len(absent) > len(uses) or outweighed(uses, absent)):
+    if absent and (
+        not specific or 2 * len(absent) > len(uses) or (not names_known and outweighed(uses, absent))
+    ):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -32813,7 +32843,7 @@ def asked_phrase(query):
         return []
     return []
 
-def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None):
+def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
@@ -32821,7 +32851,10 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
     word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is):
+    the words it asks about are used by none ("car insurance premium" where only "car" is), or
+    two or more words used by none outweigh the rest (outweighed) in a question that names no one
+    and nothing the memory knows (`names_known`: "Who is the author of the novel Mia loved?" is
+    about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words;
     so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
@@ -32847,7 +32880,9 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named} of what the question asks about "
             f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
         )
-    if absent and (not specific or 2 * len(absent) > len(uses) or outweighed(uses, absent)):
+    if absent and (
+        not specific or 2 * len(absent) > len(uses) or (not names_known and outweighed(uses, absent))
+    ):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -34634,7 +34669,7 @@ def asked_phrase(query):
         return []
     return []
 
-def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None):
+def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
@@ -34642,7 +34677,10 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
     word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is):
+    the words it asks about are used by none ("car insurance premium" where only "car" is), or
+    two or more words used by none outweigh the rest (outweighed) in a question that names no one
+    and nothing the memory knows (`names_known`: "Who is the author of the novel Mia loved?" is
+    about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words;
     so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
@@ -34668,7 +34706,9 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named} of what the question asks about "
             f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
         )
-    if absent and (not specific or 2 * len(absent) > len(uses) or outweighed(uses, absent)):
+    if absent and (
+        not specific or 2 * len(absent) > len(uses) or (not names_known and outweighed(uses, absent))
+    ):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -37886,6 +37926,7 @@ def run(
             ),
             asked,
             search.held_together,
+            names_known=any(q.entities.values()),
         )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}

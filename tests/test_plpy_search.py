@@ -1167,6 +1167,9 @@ def test_words_nowhere_that_outweigh_the_rest_answer_nothing_however_many_everyd
     lsof = {"solaris": 0, "lsof": 0, "report": 10, "vxfs": 0, "path": 5, "name": 15, "components": 2}
     assert 2 * sum(n == 0 for n in lsof.values()) <= len(lsof)  # not most words: their weight says it
     assert not found(lsof)
+    # a question that names someone or something the memory knows asks of it in other words
+    known = search.answer_check([_candidate(1)], {1: 0.1}, 0.5, lambda: lsof, names_known=True)
+    assert known["found"]
     assert found(dict(lsof, solaris=1, vxfs=1))  # only one word nowhere: may be a paraphrase
     assert found({"gift": 0, "birthday": 2})  # the same
     # two words nowhere beside rarer words held: those are what it asks about
