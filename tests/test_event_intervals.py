@@ -38,6 +38,8 @@ def when(text: str, base: date = DAY, plans: bool = False) -> list[tuple]:
         # a duration noun with a number, from the event's day
         ("Flew to Rome on 2 May for a week.", "2025-05-02", "2025-05-08", "day"),
         ("Went to Lisbon for three days.", "2025-05-21", "2025-05-23", "day"),
+        ("Went to Bath for a couple of days.", "2025-05-21", "2025-05-22", "day"),
+        ("Stayed in York for two nights.", "2025-05-21", "2025-05-23", "day"),
         ("Spent the week of 7 May in Bristol.", "2025-05-05", "2025-05-11", "week"),
         ("Last week I went to Bath.", "2025-05-12", "2025-05-18", "week"),
         ("Last month I went to Bath.", "2025-04-01", "2025-04-30", "month"),

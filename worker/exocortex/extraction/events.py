@@ -46,7 +46,7 @@ from datetime import date, timedelta
 from exocortex.extraction import ner
 from exocortex.ingest.extract import mail_words
 
-EXTRACTOR = "syntax/6"
+EXTRACTOR = "syntax/7"
 """The name each event keeps of what made it."""
 
 # Verbs of going out whose "for" names what for ("went for a run", "got out for a swim", "met
@@ -402,8 +402,11 @@ _WEEKDAY_RANGE = re.compile(
     r"\b(from|between)\s+(" + "|".join(WEEKDAYS) + r")" + _RANGE_JOIN + r"(" + "|".join(WEEKDAYS) + r")\b",
     re.I,
 )
-# A span of time for which the event went on from its day: "for three days", "for a week".
-_FOR_DAYS = re.compile(r"\bfor\s+(" + _NUMBER[1:-1] + r")\s+(days?|weeks?)\b", re.I)
+# A span of time for which the event went on from its day: "for three days", "for a week", "for a
+# couple of days", "for three nights" (a stay of three nights ends on the fourth day).
+_FOR_DAYS = re.compile(
+    r"\bfor\s+(?:a\s+(?=couple))?(" + _NUMBER[1:-1] + r")\s+(?:of\s+)?(days?|nights?|weeks?)\b", re.I
+)
 # A period the event is put in no closer than its week, month or year: "next week" (what the
 # temporal parser, reading the past, leaves), "the week of 4 May" (a date after it).
 _NEXT_PERIOD = re.compile(r"\bnext\s+(week|month|year)\b", re.I)
@@ -517,12 +520,15 @@ def _period_of(sent, text: str, base: date, planned: bool, head):
 
 
 def _lasted_days(sent, text: str, head) -> int | None:
-    """The days an event went on for from its day ("for three days", "for a week"), or None."""
+    """The days an event went on for from its day ("for three days", "for a week", "for two
+    nights": three days), or None."""
     m = _FOR_DAYS.search(text)
     if not m or not _hangs_on(sent, m.start(), head):
         return None
     n = number(m.group(1))
-    return int(n * (7 if m.group(2).casefold().startswith("week") else 1)) if n >= 1 else None
+    unit = m.group(2).casefold()
+    days = n * 7 if unit.startswith("week") else n + 1 if unit.startswith("night") else n
+    return int(days) if n >= 1 else None
 
 
 def event_when(
