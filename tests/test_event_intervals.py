@@ -65,6 +65,18 @@ def test_a_day_stays_a_day_and_a_date_of_another_clause_is_not_the_events():
     assert when("Went to Lisbon for one day.")[0][2:4] == (None, "day")
 
 
+def test_a_plan_of_weekdays_next_week_is_in_the_week_after_the_days_own():
+    # told on a Wednesday: this week's Friday, or next week's
+    assert when("We will go camping from Friday to Sunday.", plans=True)[0][1:3] == (
+        "2025-05-23",
+        "2025-05-25",
+    )
+    assert when("We will go camping from Friday to Sunday next week.", plans=True)[0][1:3] == (
+        "2025-05-30",
+        "2025-06-01",
+    )
+
+
 def test_ranges_of_a_message_are_resolved_against_the_day_it_was_sent():
     sent = date(2025, 12, 30)  # a Tuesday
     rows = events.source_events(

@@ -478,6 +478,9 @@ def _range_of(sent, text: str, base: date, planned: bool, head):
         opens, closes = WEEKDAYS.index(m.group(2).casefold()), WEEKDAYS.index(m.group(4).casefold())
         if planned:
             first = base + timedelta(days=(opens - base.weekday()) % 7 or 7)
+            if (week := _NEXT_PERIOD.search(text)) and week.group(1).casefold() == "week":
+                # "from Friday to Sunday next week": those days of the week after base's
+                first = base + timedelta(days=7 - base.weekday() + opens)
             return _interval(first, first + timedelta(days=(closes - opens) % 7))
         last = base - timedelta(days=(base.weekday() - closes) % 7)
         return _interval(last - timedelta(days=(closes - opens) % 7), last)
