@@ -4678,33 +4678,72 @@ def sentence_spans(body):
             start = m.end()
     return spans
 
+def word_key(word):
+    """A word's stem() by its first five letters, as stems() compares them: "holding" meets
+    "hold" (which five letters alone miss), "directories" meets "directory" (which stem() misses)."""
+    return stem(word)[:5]
+
+def sentence_stems(text, spans):
+    """The word_key()s of the words of each span of `text`."""
+    return [{word_key(w) for w in set(_WORD.findall(text[a:b].casefold()))} for a, b in spans]
+
+def stem_weights(held, words):
+    """{word_key: weight} of `words` (the question's) that the sentences of a chunk hold (`held`, each
+    its sentence_stems()), by how few of them hold it: BM25's idf over the chunk's sentences. A
+    word every sentence holds says little of which one answers ("zlib" in the zlib FAQ), one only
+    a sentence holds says most. A word of one letter ("t" of "didn't") says nothing."""
+    n = len(held)
+    weights = {}
+    for word in words:
+        if len(word) < 2:
+            continue
+        s = word_key(word)
+        k = sum(s in h for h in held)
+        if k and s not in weights:
+            weights[s] = math.log(1 + (n - k + 0.5) / (k + 0.5))
+    return weights
+
+def _weight(weights, stems):
+    # summed in the order of `weights`, so that equal sets of words weigh exactly the same
+    return sum(v for s, v in weights.items() if s in stems)
+
 def richest_sentence(text, spans, words):
-    """The index of the span of `text` holding most of `words` (the first of equals)."""
-    wanted = set(words)
+    """The index of the span of `text` whose words weigh most (stem_weights: the question's words
+    by how few of the spans hold them; the first of equals)."""
+    held = sentence_stems(text, spans)
+    weights = stem_weights(held, words)
+    return max(range(len(spans)), key=lambda i: (_weight(weights, held[i]), -i))
 
-    def hits(span):
-        return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
-
-    return max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+def opens_paragraph(text, spans, i):
+    """Whether span i of `text` is the first of its paragraph (after a blank line, or the first)."""
+    return i == 0 or text.count("\n", spans[i - 1][1], spans[i][0]) >= 2
 
 def excerpt(body, words, max_chars):
-    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    """The passage of `body` (at most max_chars) of whole sentences whose words weigh most
+    together (stem_weights: the question's words by how few of its sentences hold them, each
+    counted once, so a run of sentences that holds the question's rarer words between them beats
+    one sentence that repeats a common one). Of equal runs, the one that opens a paragraph (where
+    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one."""
     text = body.strip()
     if len(text) <= max_chars:
         return text
     spans = sentence_spans(text)
-    best = richest_sentence(text, spans, words)
-    lo = hi = best
-    while True:
-        grown = False
-        if hi + 1 < len(spans) and spans[hi + 1][1] - spans[lo][0] <= max_chars:
-            hi += 1
-            grown = True
-        if lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:
-            lo -= 1
-            grown = True
-        if not grown:
-            break
+    held = sentence_stems(text, spans)
+    weights = stem_weights(held, words)
+    reach = []  # the last sentence of the run from each sentence within max_chars
+    for i in range(len(spans)):
+        j = i
+        while j + 1 < len(spans) and spans[j + 1][1] - spans[i][0] <= max_chars:
+            j += 1
+        reach.append(j)
+    held = [h & weights.keys() for h in held]
+    scores = [_weight(weights, set().union(*held[i : reach[i] + 1])) for i in range(len(spans))]
+    starts = [i for i, v in enumerate(scores) if v == max(scores)]
+    opening = [i for i in starts if opens_paragraph(text, spans, i)]
+    lo = opening[0] if opening else starts[len(starts) // 2]
+    hi = reach[lo]
+    while lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
+        lo -= 1
     a, b = spans[lo][0], spans[hi][1]
     if b - a > max_chars:  # one sentence longer than the excerpt
         b = a + max_chars
@@ -7193,33 +7232,72 @@ def sentence_spans(body):
             start = m.end()
     return spans
 
+def word_key(word):
+    """A word's stem() by its first five letters, as stems() compares them: "holding" meets
+    "hold" (which five letters alone miss), "directories" meets "directory" (which stem() misses)."""
+    return stem(word)[:5]
+
+def sentence_stems(text, spans):
+    """The word_key()s of the words of each span of `text`."""
+    return [{word_key(w) for w in set(_WORD.findall(text[a:b].casefold()))} for a, b in spans]
+
+def stem_weights(held, words):
+    """{word_key: weight} of `words` (the question's) that the sentences of a chunk hold (`held`, each
+    its sentence_stems()), by how few of them hold it: BM25's idf over the chunk's sentences. A
+    word every sentence holds says little of which one answers ("zlib" in the zlib FAQ), one only
+    a sentence holds says most. A word of one letter ("t" of "didn't") says nothing."""
+    n = len(held)
+    weights = {}
+    for word in words:
+        if len(word) < 2:
+            continue
+        s = word_key(word)
+        k = sum(s in h for h in held)
+        if k and s not in weights:
+            weights[s] = math.log(1 + (n - k + 0.5) / (k + 0.5))
+    return weights
+
+def _weight(weights, stems):
+    # summed in the order of `weights`, so that equal sets of words weigh exactly the same
+    return sum(v for s, v in weights.items() if s in stems)
+
 def richest_sentence(text, spans, words):
-    """The index of the span of `text` holding most of `words` (the first of equals)."""
-    wanted = set(words)
+    """The index of the span of `text` whose words weigh most (stem_weights: the question's words
+    by how few of the spans hold them; the first of equals)."""
+    held = sentence_stems(text, spans)
+    weights = stem_weights(held, words)
+    return max(range(len(spans)), key=lambda i: (_weight(weights, held[i]), -i))
 
-    def hits(span):
-        return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
-
-    return max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+def opens_paragraph(text, spans, i):
+    """Whether span i of `text` is the first of its paragraph (after a blank line, or the first)."""
+    return i == 0 or text.count("\n", spans[i - 1][1], spans[i][0]) >= 2
 
 def excerpt(body, words, max_chars):
-    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    """The passage of `body` (at most max_chars) of whole sentences whose words weigh most
+    together (stem_weights: the question's words by how few of its sentences hold them, each
+    counted once, so a run of sentences that holds the question's rarer words between them beats
+    one sentence that repeats a common one). Of equal runs, the one that opens a paragraph (where
+    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one."""
     text = body.strip()
     if len(text) <= max_chars:
         return text
     spans = sentence_spans(text)
-    best = richest_sentence(text, spans, words)
-    lo = hi = best
-    while True:
-        grown = False
-        if hi + 1 < len(spans) and spans[hi + 1][1] - spans[lo][0] <= max_chars:
-            hi += 1
-            grown = True
-        if lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:
-            lo -= 1
-            grown = True
-        if not grown:
-            break
+    held = sentence_stems(text, spans)
+    weights = stem_weights(held, words)
+    reach = []  # the last sentence of the run from each sentence within max_chars
+    for i in range(len(spans)):
+        j = i
+        while j + 1 < len(spans) and spans[j + 1][1] - spans[i][0] <= max_chars:
+            j += 1
+        reach.append(j)
+    held = [h & weights.keys() for h in held]
+    scores = [_weight(weights, set().union(*held[i : reach[i] + 1])) for i in range(len(spans))]
+    starts = [i for i, v in enumerate(scores) if v == max(scores)]
+    opening = [i for i in starts if opens_paragraph(text, spans, i)]
+    lo = opening[0] if opening else starts[len(starts) // 2]
+    hi = reach[lo]
+    while lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
+        lo -= 1
     a, b = spans[lo][0], spans[hi][1]
     if b - a > max_chars:  # one sentence longer than the excerpt
         b = a + max_chars
@@ -9139,33 +9217,72 @@ def sentence_spans(body):
             start = m.end()
     return spans
 
+def word_key(word):
+    """A word's stem() by its first five letters, as stems() compares them: "holding" meets
+    "hold" (which five letters alone miss), "directories" meets "directory" (which stem() misses)."""
+    return stem(word)[:5]
+
+def sentence_stems(text, spans):
+    """The word_key()s of the words of each span of `text`."""
+    return [{word_key(w) for w in set(_WORD.findall(text[a:b].casefold()))} for a, b in spans]
+
+def stem_weights(held, words):
+    """{word_key: weight} of `words` (the question's) that the sentences of a chunk hold (`held`, each
+    its sentence_stems()), by how few of them hold it: BM25's idf over the chunk's sentences. A
+    word every sentence holds says little of which one answers ("zlib" in the zlib FAQ), one only
+    a sentence holds says most. A word of one letter ("t" of "didn't") says nothing."""
+    n = len(held)
+    weights = {}
+    for word in words:
+        if len(word) < 2:
+            continue
+        s = word_key(word)
+        k = sum(s in h for h in held)
+        if k and s not in weights:
+            weights[s] = math.log(1 + (n - k + 0.5) / (k + 0.5))
+    return weights
+
+def _weight(weights, stems):
+    # summed in the order of `weights`, so that equal sets of words weigh exactly the same
+    return sum(v for s, v in weights.items() if s in stems)
+
 def richest_sentence(text, spans, words):
-    """The index of the span of `text` holding most of `words` (the first of equals)."""
-    wanted = set(words)
+    """The index of the span of `text` whose words weigh most (stem_weights: the question's words
+    by how few of the spans hold them; the first of equals)."""
+    held = sentence_stems(text, spans)
+    weights = stem_weights(held, words)
+    return max(range(len(spans)), key=lambda i: (_weight(weights, held[i]), -i))
 
-    def hits(span):
-        return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
-
-    return max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+def opens_paragraph(text, spans, i):
+    """Whether span i of `text` is the first of its paragraph (after a blank line, or the first)."""
+    return i == 0 or text.count("\n", spans[i - 1][1], spans[i][0]) >= 2
 
 def excerpt(body, words, max_chars):
-    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    """The passage of `body` (at most max_chars) of whole sentences whose words weigh most
+    together (stem_weights: the question's words by how few of its sentences hold them, each
+    counted once, so a run of sentences that holds the question's rarer words between them beats
+    one sentence that repeats a common one). Of equal runs, the one that opens a paragraph (where
+    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one."""
     text = body.strip()
     if len(text) <= max_chars:
         return text
     spans = sentence_spans(text)
-    best = richest_sentence(text, spans, words)
-    lo = hi = best
-    while True:
-        grown = False
-        if hi + 1 < len(spans) and spans[hi + 1][1] - spans[lo][0] <= max_chars:
-            hi += 1
-            grown = True
-        if lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:
-            lo -= 1
-            grown = True
-        if not grown:
-            break
+    held = sentence_stems(text, spans)
+    weights = stem_weights(held, words)
+    reach = []  # the last sentence of the run from each sentence within max_chars
+    for i in range(len(spans)):
+        j = i
+        while j + 1 < len(spans) and spans[j + 1][1] - spans[i][0] <= max_chars:
+            j += 1
+        reach.append(j)
+    held = [h & weights.keys() for h in held]
+    scores = [_weight(weights, set().union(*held[i : reach[i] + 1])) for i in range(len(spans))]
+    starts = [i for i, v in enumerate(scores) if v == max(scores)]
+    opening = [i for i in starts if opens_paragraph(text, spans, i)]
+    lo = opening[0] if opening else starts[len(starts) // 2]
+    hi = reach[lo]
+    while lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
+        lo -= 1
     a, b = spans[lo][0], spans[hi][1]
     if b - a > max_chars:  # one sentence longer than the excerpt
         b = a + max_chars
@@ -11417,33 +11534,72 @@ def sentence_spans(body):
             start = m.end()
     return spans
 
+def word_key(word):
+    """A word's stem() by its first five letters, as stems() compares them: "holding" meets
+    "hold" (which five letters alone miss), "directories" meets "directory" (which stem() misses)."""
+    return stem(word)[:5]
+
+def sentence_stems(text, spans):
+    """The word_key()s of the words of each span of `text`."""
+    return [{word_key(w) for w in set(_WORD.findall(text[a:b].casefold()))} for a, b in spans]
+
+def stem_weights(held, words):
+    """{word_key: weight} of `words` (the question's) that the sentences of a chunk hold (`held`, each
+    its sentence_stems()), by how few of them hold it: BM25's idf over the chunk's sentences. A
+    word every sentence holds says little of which one answers ("zlib" in the zlib FAQ), one only
+    a sentence holds says most. A word of one letter ("t" of "didn't") says nothing."""
+    n = len(held)
+    weights = {}
+    for word in words:
+        if len(word) < 2:
+            continue
+        s = word_key(word)
+        k = sum(s in h for h in held)
+        if k and s not in weights:
+            weights[s] = math.log(1 + (n - k + 0.5) / (k + 0.5))
+    return weights
+
+def _weight(weights, stems):
+    # summed in the order of `weights`, so that equal sets of words weigh exactly the same
+    return sum(v for s, v in weights.items() if s in stems)
+
 def richest_sentence(text, spans, words):
-    """The index of the span of `text` holding most of `words` (the first of equals)."""
-    wanted = set(words)
+    """The index of the span of `text` whose words weigh most (stem_weights: the question's words
+    by how few of the spans hold them; the first of equals)."""
+    held = sentence_stems(text, spans)
+    weights = stem_weights(held, words)
+    return max(range(len(spans)), key=lambda i: (_weight(weights, held[i]), -i))
 
-    def hits(span):
-        return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
-
-    return max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+def opens_paragraph(text, spans, i):
+    """Whether span i of `text` is the first of its paragraph (after a blank line, or the first)."""
+    return i == 0 or text.count("\n", spans[i - 1][1], spans[i][0]) >= 2
 
 def excerpt(body, words, max_chars):
-    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    """The passage of `body` (at most max_chars) of whole sentences whose words weigh most
+    together (stem_weights: the question's words by how few of its sentences hold them, each
+    counted once, so a run of sentences that holds the question's rarer words between them beats
+    one sentence that repeats a common one). Of equal runs, the one that opens a paragraph (where
+    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one."""
     text = body.strip()
     if len(text) <= max_chars:
         return text
     spans = sentence_spans(text)
-    best = richest_sentence(text, spans, words)
-    lo = hi = best
-    while True:
-        grown = False
-        if hi + 1 < len(spans) and spans[hi + 1][1] - spans[lo][0] <= max_chars:
-            hi += 1
-            grown = True
-        if lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:
-            lo -= 1
-            grown = True
-        if not grown:
-            break
+    held = sentence_stems(text, spans)
+    weights = stem_weights(held, words)
+    reach = []  # the last sentence of the run from each sentence within max_chars
+    for i in range(len(spans)):
+        j = i
+        while j + 1 < len(spans) and spans[j + 1][1] - spans[i][0] <= max_chars:
+            j += 1
+        reach.append(j)
+    held = [h & weights.keys() for h in held]
+    scores = [_weight(weights, set().union(*held[i : reach[i] + 1])) for i in range(len(spans))]
+    starts = [i for i, v in enumerate(scores) if v == max(scores)]
+    opening = [i for i in starts if opens_paragraph(text, spans, i)]
+    lo = opening[0] if opening else starts[len(starts) // 2]
+    hi = reach[lo]
+    while lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
+        lo -= 1
     a, b = spans[lo][0], spans[hi][1]
     if b - a > max_chars:  # one sentence longer than the excerpt
         b = a + max_chars
@@ -12933,33 +13089,72 @@ def sentence_spans(body):
             start = m.end()
     return spans
 
+def word_key(word):
+    """A word's stem() by its first five letters, as stems() compares them: "holding" meets
+    "hold" (which five letters alone miss), "directories" meets "directory" (which stem() misses)."""
+    return stem(word)[:5]
+
+def sentence_stems(text, spans):
+    """The word_key()s of the words of each span of `text`."""
+    return [{word_key(w) for w in set(_WORD.findall(text[a:b].casefold()))} for a, b in spans]
+
+def stem_weights(held, words):
+    """{word_key: weight} of `words` (the question's) that the sentences of a chunk hold (`held`, each
+    its sentence_stems()), by how few of them hold it: BM25's idf over the chunk's sentences. A
+    word every sentence holds says little of which one answers ("zlib" in the zlib FAQ), one only
+    a sentence holds says most. A word of one letter ("t" of "didn't") says nothing."""
+    n = len(held)
+    weights = {}
+    for word in words:
+        if len(word) < 2:
+            continue
+        s = word_key(word)
+        k = sum(s in h for h in held)
+        if k and s not in weights:
+            weights[s] = math.log(1 + (n - k + 0.5) / (k + 0.5))
+    return weights
+
+def _weight(weights, stems):
+    # summed in the order of `weights`, so that equal sets of words weigh exactly the same
+    return sum(v for s, v in weights.items() if s in stems)
+
 def richest_sentence(text, spans, words):
-    """The index of the span of `text` holding most of `words` (the first of equals)."""
-    wanted = set(words)
+    """The index of the span of `text` whose words weigh most (stem_weights: the question's words
+    by how few of the spans hold them; the first of equals)."""
+    held = sentence_stems(text, spans)
+    weights = stem_weights(held, words)
+    return max(range(len(spans)), key=lambda i: (_weight(weights, held[i]), -i))
 
-    def hits(span):
-        return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
-
-    return max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+def opens_paragraph(text, spans, i):
+    """Whether span i of `text` is the first of its paragraph (after a blank line, or the first)."""
+    return i == 0 or text.count("\n", spans[i - 1][1], spans[i][0]) >= 2
 
 def excerpt(body, words, max_chars):
-    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    """The passage of `body` (at most max_chars) of whole sentences whose words weigh most
+    together (stem_weights: the question's words by how few of its sentences hold them, each
+    counted once, so a run of sentences that holds the question's rarer words between them beats
+    one sentence that repeats a common one). Of equal runs, the one that opens a paragraph (where
+    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one."""
     text = body.strip()
     if len(text) <= max_chars:
         return text
     spans = sentence_spans(text)
-    best = richest_sentence(text, spans, words)
-    lo = hi = best
-    while True:
-        grown = False
-        if hi + 1 < len(spans) and spans[hi + 1][1] - spans[lo][0] <= max_chars:
-            hi += 1
-            grown = True
-        if lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:
-            lo -= 1
-            grown = True
-        if not grown:
-            break
+    held = sentence_stems(text, spans)
+    weights = stem_weights(held, words)
+    reach = []  # the last sentence of the run from each sentence within max_chars
+    for i in range(len(spans)):
+        j = i
+        while j + 1 < len(spans) and spans[j + 1][1] - spans[i][0] <= max_chars:
+            j += 1
+        reach.append(j)
+    held = [h & weights.keys() for h in held]
+    scores = [_weight(weights, set().union(*held[i : reach[i] + 1])) for i in range(len(spans))]
+    starts = [i for i, v in enumerate(scores) if v == max(scores)]
+    opening = [i for i in starts if opens_paragraph(text, spans, i)]
+    lo = opening[0] if opening else starts[len(starts) // 2]
+    hi = reach[lo]
+    while lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
+        lo -= 1
     a, b = spans[lo][0], spans[hi][1]
     if b - a > max_chars:  # one sentence longer than the excerpt
         b = a + max_chars
@@ -15064,33 +15259,72 @@ def sentence_spans(body):
             start = m.end()
     return spans
 
+def word_key(word):
+    """A word's stem() by its first five letters, as stems() compares them: "holding" meets
+    "hold" (which five letters alone miss), "directories" meets "directory" (which stem() misses)."""
+    return stem(word)[:5]
+
+def sentence_stems(text, spans):
+    """The word_key()s of the words of each span of `text`."""
+    return [{word_key(w) for w in set(_WORD.findall(text[a:b].casefold()))} for a, b in spans]
+
+def stem_weights(held, words):
+    """{word_key: weight} of `words` (the question's) that the sentences of a chunk hold (`held`, each
+    its sentence_stems()), by how few of them hold it: BM25's idf over the chunk's sentences. A
+    word every sentence holds says little of which one answers ("zlib" in the zlib FAQ), one only
+    a sentence holds says most. A word of one letter ("t" of "didn't") says nothing."""
+    n = len(held)
+    weights = {}
+    for word in words:
+        if len(word) < 2:
+            continue
+        s = word_key(word)
+        k = sum(s in h for h in held)
+        if k and s not in weights:
+            weights[s] = math.log(1 + (n - k + 0.5) / (k + 0.5))
+    return weights
+
+def _weight(weights, stems):
+    # summed in the order of `weights`, so that equal sets of words weigh exactly the same
+    return sum(v for s, v in weights.items() if s in stems)
+
 def richest_sentence(text, spans, words):
-    """The index of the span of `text` holding most of `words` (the first of equals)."""
-    wanted = set(words)
+    """The index of the span of `text` whose words weigh most (stem_weights: the question's words
+    by how few of the spans hold them; the first of equals)."""
+    held = sentence_stems(text, spans)
+    weights = stem_weights(held, words)
+    return max(range(len(spans)), key=lambda i: (_weight(weights, held[i]), -i))
 
-    def hits(span):
-        return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
-
-    return max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+def opens_paragraph(text, spans, i):
+    """Whether span i of `text` is the first of its paragraph (after a blank line, or the first)."""
+    return i == 0 or text.count("\n", spans[i - 1][1], spans[i][0]) >= 2
 
 def excerpt(body, words, max_chars):
-    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    """The passage of `body` (at most max_chars) of whole sentences whose words weigh most
+    together (stem_weights: the question's words by how few of its sentences hold them, each
+    counted once, so a run of sentences that holds the question's rarer words between them beats
+    one sentence that repeats a common one). Of equal runs, the one that opens a paragraph (where
+    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one."""
     text = body.strip()
     if len(text) <= max_chars:
         return text
     spans = sentence_spans(text)
-    best = richest_sentence(text, spans, words)
-    lo = hi = best
-    while True:
-        grown = False
-        if hi + 1 < len(spans) and spans[hi + 1][1] - spans[lo][0] <= max_chars:
-            hi += 1
-            grown = True
-        if lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:
-            lo -= 1
-            grown = True
-        if not grown:
-            break
+    held = sentence_stems(text, spans)
+    weights = stem_weights(held, words)
+    reach = []  # the last sentence of the run from each sentence within max_chars
+    for i in range(len(spans)):
+        j = i
+        while j + 1 < len(spans) and spans[j + 1][1] - spans[i][0] <= max_chars:
+            j += 1
+        reach.append(j)
+    held = [h & weights.keys() for h in held]
+    scores = [_weight(weights, set().union(*held[i : reach[i] + 1])) for i in range(len(spans))]
+    starts = [i for i, v in enumerate(scores) if v == max(scores)]
+    opening = [i for i in starts if opens_paragraph(text, spans, i)]
+    lo = opening[0] if opening else starts[len(starts) // 2]
+    hi = reach[lo]
+    while lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
+        lo -= 1
     a, b = spans[lo][0], spans[hi][1]
     if b - a > max_chars:  # one sentence longer than the excerpt
         b = a + max_chars
@@ -33095,33 +33329,72 @@ def sentence_spans(body):
             start = m.end()
     return spans
 
+def word_key(word):
+    """A word's stem() by its first five letters, as stems() compares them: "holding" meets
+    "hold" (which five letters alone miss), "directories" meets "directory" (which stem() misses)."""
+    return stem(word)[:5]
+
+def sentence_stems(text, spans):
+    """The word_key()s of the words of each span of `text`."""
+    return [{word_key(w) for w in set(_WORD.findall(text[a:b].casefold()))} for a, b in spans]
+
+def stem_weights(held, words):
+    """{word_key: weight} of `words` (the question's) that the sentences of a chunk hold (`held`, each
+    its sentence_stems()), by how few of them hold it: BM25's idf over the chunk's sentences. A
+    word every sentence holds says little of which one answers ("zlib" in the zlib FAQ), one only
+    a sentence holds says most. A word of one letter ("t" of "didn't") says nothing."""
+    n = len(held)
+    weights = {}
+    for word in words:
+        if len(word) < 2:
+            continue
+        s = word_key(word)
+        k = sum(s in h for h in held)
+        if k and s not in weights:
+            weights[s] = math.log(1 + (n - k + 0.5) / (k + 0.5))
+    return weights
+
+def _weight(weights, stems):
+    # summed in the order of `weights`, so that equal sets of words weigh exactly the same
+    return sum(v for s, v in weights.items() if s in stems)
+
 def richest_sentence(text, spans, words):
-    """The index of the span of `text` holding most of `words` (the first of equals)."""
-    wanted = set(words)
+    """The index of the span of `text` whose words weigh most (stem_weights: the question's words
+    by how few of the spans hold them; the first of equals)."""
+    held = sentence_stems(text, spans)
+    weights = stem_weights(held, words)
+    return max(range(len(spans)), key=lambda i: (_weight(weights, held[i]), -i))
 
-    def hits(span):
-        return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
-
-    return max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+def opens_paragraph(text, spans, i):
+    """Whether span i of `text` is the first of its paragraph (after a blank line, or the first)."""
+    return i == 0 or text.count("\n", spans[i - 1][1], spans[i][0]) >= 2
 
 def excerpt(body, words, max_chars):
-    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    """The passage of `body` (at most max_chars) of whole sentences whose words weigh most
+    together (stem_weights: the question's words by how few of its sentences hold them, each
+    counted once, so a run of sentences that holds the question's rarer words between them beats
+    one sentence that repeats a common one). Of equal runs, the one that opens a paragraph (where
+    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one."""
     text = body.strip()
     if len(text) <= max_chars:
         return text
     spans = sentence_spans(text)
-    best = richest_sentence(text, spans, words)
-    lo = hi = best
-    while True:
-        grown = False
-        if hi + 1 < len(spans) and spans[hi + 1][1] - spans[lo][0] <= max_chars:
-            hi += 1
-            grown = True
-        if lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:
-            lo -= 1
-            grown = True
-        if not grown:
-            break
+    held = sentence_stems(text, spans)
+    weights = stem_weights(held, words)
+    reach = []  # the last sentence of the run from each sentence within max_chars
+    for i in range(len(spans)):
+        j = i
+        while j + 1 < len(spans) and spans[j + 1][1] - spans[i][0] <= max_chars:
+            j += 1
+        reach.append(j)
+    held = [h & weights.keys() for h in held]
+    scores = [_weight(weights, set().union(*held[i : reach[i] + 1])) for i in range(len(spans))]
+    starts = [i for i, v in enumerate(scores) if v == max(scores)]
+    opening = [i for i in starts if opens_paragraph(text, spans, i)]
+    lo = opening[0] if opening else starts[len(starts) // 2]
+    hi = reach[lo]
+    while lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
+        lo -= 1
     a, b = spans[lo][0], spans[hi][1]
     if b - a > max_chars:  # one sentence longer than the excerpt
         b = a + max_chars
@@ -34921,33 +35194,72 @@ def sentence_spans(body):
             start = m.end()
     return spans
 
+def word_key(word):
+    """A word's stem() by its first five letters, as stems() compares them: "holding" meets
+    "hold" (which five letters alone miss), "directories" meets "directory" (which stem() misses)."""
+    return stem(word)[:5]
+
+def sentence_stems(text, spans):
+    """The word_key()s of the words of each span of `text`."""
+    return [{word_key(w) for w in set(_WORD.findall(text[a:b].casefold()))} for a, b in spans]
+
+def stem_weights(held, words):
+    """{word_key: weight} of `words` (the question's) that the sentences of a chunk hold (`held`, each
+    its sentence_stems()), by how few of them hold it: BM25's idf over the chunk's sentences. A
+    word every sentence holds says little of which one answers ("zlib" in the zlib FAQ), one only
+    a sentence holds says most. A word of one letter ("t" of "didn't") says nothing."""
+    n = len(held)
+    weights = {}
+    for word in words:
+        if len(word) < 2:
+            continue
+        s = word_key(word)
+        k = sum(s in h for h in held)
+        if k and s not in weights:
+            weights[s] = math.log(1 + (n - k + 0.5) / (k + 0.5))
+    return weights
+
+def _weight(weights, stems):
+    # summed in the order of `weights`, so that equal sets of words weigh exactly the same
+    return sum(v for s, v in weights.items() if s in stems)
+
 def richest_sentence(text, spans, words):
-    """The index of the span of `text` holding most of `words` (the first of equals)."""
-    wanted = set(words)
+    """The index of the span of `text` whose words weigh most (stem_weights: the question's words
+    by how few of the spans hold them; the first of equals)."""
+    held = sentence_stems(text, spans)
+    weights = stem_weights(held, words)
+    return max(range(len(spans)), key=lambda i: (_weight(weights, held[i]), -i))
 
-    def hits(span):
-        return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
-
-    return max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+def opens_paragraph(text, spans, i):
+    """Whether span i of `text` is the first of its paragraph (after a blank line, or the first)."""
+    return i == 0 or text.count("\n", spans[i - 1][1], spans[i][0]) >= 2
 
 def excerpt(body, words, max_chars):
-    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    """The passage of `body` (at most max_chars) of whole sentences whose words weigh most
+    together (stem_weights: the question's words by how few of its sentences hold them, each
+    counted once, so a run of sentences that holds the question's rarer words between them beats
+    one sentence that repeats a common one). Of equal runs, the one that opens a paragraph (where
+    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one."""
     text = body.strip()
     if len(text) <= max_chars:
         return text
     spans = sentence_spans(text)
-    best = richest_sentence(text, spans, words)
-    lo = hi = best
-    while True:
-        grown = False
-        if hi + 1 < len(spans) and spans[hi + 1][1] - spans[lo][0] <= max_chars:
-            hi += 1
-            grown = True
-        if lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:
-            lo -= 1
-            grown = True
-        if not grown:
-            break
+    held = sentence_stems(text, spans)
+    weights = stem_weights(held, words)
+    reach = []  # the last sentence of the run from each sentence within max_chars
+    for i in range(len(spans)):
+        j = i
+        while j + 1 < len(spans) and spans[j + 1][1] - spans[i][0] <= max_chars:
+            j += 1
+        reach.append(j)
+    held = [h & weights.keys() for h in held]
+    scores = [_weight(weights, set().union(*held[i : reach[i] + 1])) for i in range(len(spans))]
+    starts = [i for i, v in enumerate(scores) if v == max(scores)]
+    opening = [i for i in starts if opens_paragraph(text, spans, i)]
+    lo = opening[0] if opening else starts[len(starts) // 2]
+    hi = reach[lo]
+    while lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
+        lo -= 1
     a, b = spans[lo][0], spans[hi][1]
     if b - a > max_chars:  # one sentence longer than the excerpt
         b = a + max_chars

@@ -657,6 +657,57 @@ def test_excerpt_picks_the_sentence_richest_in_query_words():
     assert len(out) <= 120 + 8
 
 
+def test_excerpt_weighs_the_question_words_by_how_few_sentences_hold_them():
+    # "zlib" and "format" are in every sentence but one and say little of which answers
+    filler = [f"The zlib library writes the gzip format, part {i}." for i in range(12)]
+    key = "No, the PKWare tapir is kept proprietary."
+    body = " ".join([*filler[:6], key, *filler[6:]])
+    out = search.excerpt(body, ["zlib", "format", "pkware"], 60)
+    assert key in out
+    # where no sentence holds a rarer word, the one that holds both common ones still leads
+    plain = " ".join(
+        ["The okapi slept.", "The zlib gecko ran.", "The zlib format ibis flew.", "The okapi woke."]
+    )
+    assert "zlib format ibis" in search.excerpt(plain, ["zlib", "format", "pkware"], 30)
+    # words are met by their stem ("holding" for "hold", "packages" for "package", "directories"
+    # for "directory")
+    held = search.excerpt(
+        "Tapir lemur okapi. There are ways of holding back packages. A package wish.", ["package", "hold"], 45
+    )
+    assert "holding back packages" in held
+    trees = "Tapir lemur okapi. The index files. Each directory tree holds three sets. Ibis."
+    assert "directory tree" in search.excerpt(trees, ["directories", "inside"], 40)
+    # a word of one letter (the "t" of "didn't") weighs nothing: "isn't" holds it too
+    text = "Valgrind isn't a native CPU. Write a suppression."
+    held = search.sentence_stems(text, search.sentence_spans(text))
+    assert list(search.stem_weights(held, ["didn", "t", "suppression"])) == [search.word_key("suppression")]
+
+
+def test_excerpt_is_the_run_of_sentences_whose_question_words_weigh_most_together():
+    filler = [f"The lemur sat on branch {i}." for i in range(20)]
+    lone = "The zebra ran off."  # one of the question's words, first
+    run = ["The zebra slept.", "A quokka woke it."]  # both, in two sentences side by side
+    body = " ".join([*filler[:3], lone, *filler[3:12], *run, *filler[12:]])
+    out = search.excerpt(body, ["zebra", "quokka"], 40)
+    assert " ".join(run) in out and lone not in out
+    # two sentences farther apart than the excerpt's room make no run: it shows one of them
+    apart = " ".join([*filler[:3], run[0], *filler[3:6], run[1], *filler[6:]])
+    out = search.excerpt(apart, ["zebra", "quokka"], 40)
+    assert (run[0] in out) != (run[1] in out)
+
+
+def test_excerpt_of_equal_runs_starts_where_a_paragraph_opens():
+    before = " ".join(f"The lemur sat on branch {i}." for i in range(6))
+    after = " ".join(f"The ibis flew over pond {i}." for i in range(6))
+    body = f"{before}\n\nNo. The PKWare format is proprietary. So it is. {after}"
+    out = search.excerpt(body, ["pkware", "deflate64"], 43)
+    assert "No. The PKWare format is proprietary." in out  # the answer's opening, not the next line
+    # a paragraph opening without the question's words does not lead
+    body = f"{before}\n\nNo. The ibis flew on. The PKWare format is proprietary. So it is. {after}"
+    out = search.excerpt(body, ["pkware", "deflate64"], 43)
+    assert "The PKWare format is proprietary." in out and "No." not in out
+
+
 @FAST
 @given(
     st.lists(st.sampled_from(["lemur", "okapi", "tapir", "gecko", "ibis"]), min_size=1, max_size=8).map(
