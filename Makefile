@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 EXO := $(BIN)/exo
-DEMO_WINDOWS ?= 4
+DEMO_WINDOWS ?= 2
 
 .PHONY: setup demo test test-fast lint bench schema-dump clean
 
@@ -57,7 +57,7 @@ demo: setup
 	    --format whatsapp --owner "Sam Rivera"
 	$(EXO) import-chat examples/chats/generic/family.jsonl --format jsonl
 	$(EXO) worker --once --queue embed --queue events
-	@echo "extracting the graph of $(DEMO_WINDOWS) windows, two at a time, about 30 s a pair on 2 cores (exo worker does the rest)"
+	@echo "extracting the graph of $(DEMO_WINDOWS) windows, two at a time, about 40 s a pair on 2 cores (exo worker does the rest)"
 	$(EXO) worker --once --queue extract --limit $(DEMO_WINDOWS)
 	$(EXO) quarantine list
 	$(EXO) defer list
