@@ -17003,12 +17003,10 @@ CREATE FUNCTION exo_private.charged_counts(p_workspaces text[]) RETURNS TABLE(su
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    -- The charged chunks only, through their partial index (chunks_charged_workspace_idx).
-    select s.subject, c.workspace, count(*)::int
-    from exo_private.chunks c
-    cross join lateral unnest(c.charged_subjects) s (subject)
-    where c.charged_subjects <> '{}' and c.workspace = any (p_workspaces)
-    group by 1, 2
+    -- a lookup: the tally is kept as chunks are written (exo_private.tally_charges)
+    select t.subject, t.workspace, t.n
+    from exo_private.charged_tallies t
+    where t.workspace = any (p_workspaces) and t.n > 0
 $$;
 
 ALTER FUNCTION exo_private.charged_counts(p_workspaces text[]) OWNER TO exo_owner;
@@ -17017,7 +17015,7 @@ ALTER FUNCTION exo_private.charged_counts(p_workspaces text[]) OWNER TO exo_owne
 -- Name: FUNCTION charged_counts(p_workspaces text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.charged_counts(p_workspaces text[]) IS 'Per charged subject and workspace of p_workspaces, how many chunks (document chunks and chat windows) are charged for it: what a search''s hints count, whatever its question.';
+COMMENT ON FUNCTION exo_private.charged_counts(p_workspaces text[]) IS 'Per charged subject and workspace of p_workspaces, how many chunks (document chunks and chat windows) are charged for it: what a search''s hints count, whatever its question (read from exo_private.charged_tallies).';
 
 --
 -- Name: chat_person_names(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -40669,6 +40667,38 @@ ALTER FUNCTION exo_private.take_source_charges() OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.take_source_charges() IS 'Trigger: an event stored or moved to another source takes the source''s charged_subjects (its chunk''s or chat message''s; {source gone} where there is none).';
 
 --
+-- Name: tally_charges(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.tally_charges() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    -- in the order of the tally's key, so two writers of the same subjects wait, not deadlock
+    if tg_op in ('DELETE', 'UPDATE') then
+        update exo_private.charged_tallies t set n = t.n - d.k
+        from (select s, count(*)::int as k from unnest(old.charged_subjects) s group by s order by s) d
+        where t.workspace = old.workspace and t.subject = d.s;
+    end if;
+    if tg_op in ('INSERT', 'UPDATE') then
+        insert into exo_private.charged_tallies as t (workspace, subject, n)
+        select new.workspace, s, count(*)::int from unnest(new.charged_subjects) s group by s order by s
+        on conflict (workspace, subject) do update set n = t.n + excluded.n;
+    end if;
+    return null;
+end
+$$;
+
+ALTER FUNCTION exo_private.tally_charges() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION tally_charges(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.tally_charges() IS 'Trigger: a chunk inserted, deleted or re-marked (or moved to another workspace: a delete and an insert) adds to or takes from exo_private.charged_tallies the subjects it is charged for.';
+
+--
 -- Name: timeline_answer(text, text, text[], date, date, text, text, text[], text[], timestamp with time zone, integer, text[], boolean, bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -45070,6 +45100,25 @@ ALTER TABLE exo_private.capsules ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTIT
 );
 
 --
+-- Name: charged_tallies; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.charged_tallies (
+    workspace text NOT NULL,
+    subject text NOT NULL,
+    n integer NOT NULL,
+    CONSTRAINT charged_tallies_n_check CHECK ((n >= 0))
+);
+
+ALTER TABLE exo_private.charged_tallies OWNER TO exo_owner;
+
+--
+-- Name: TABLE charged_tallies; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.charged_tallies IS 'Per workspace and charged subject, how many chunks (document chunks and chat windows) are charged for it: exo_private.chunks.charged_subjects counted, kept by the chunks_tally_charges triggers (exo_private.tally_charges); a row of 0 is a subject none is charged for now.';
+
+--
 -- Name: chat_conversations; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -47484,6 +47533,13 @@ ALTER TABLE ONLY exo_private.capsules
     ADD CONSTRAINT capsules_pkey PRIMARY KEY (id);
 
 --
+-- Name: charged_tallies charged_tallies_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.charged_tallies
+    ADD CONSTRAINT charged_tallies_pkey PRIMARY KEY (workspace, subject);
+
+--
 -- Name: chat_conversations chat_conversations_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -49125,6 +49181,24 @@ CREATE TRIGGER chat_messages_pass_charges AFTER UPDATE OF charged_subjects ON ex
 --
 
 CREATE TRIGGER chunks_pass_charges AFTER DELETE OR UPDATE OF charged_subjects, workspace, id ON exo_private.chunks FOR EACH ROW EXECUTE FUNCTION exo_private.pass_chunk_charges();
+
+--
+-- Name: chunks chunks_tally_charges_delete; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER chunks_tally_charges_delete AFTER DELETE ON exo_private.chunks FOR EACH ROW WHEN ((old.charged_subjects <> '{}'::text[])) EXECUTE FUNCTION exo_private.tally_charges();
+
+--
+-- Name: chunks chunks_tally_charges_insert; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER chunks_tally_charges_insert AFTER INSERT ON exo_private.chunks FOR EACH ROW WHEN ((new.charged_subjects <> '{}'::text[])) EXECUTE FUNCTION exo_private.tally_charges();
+
+--
+-- Name: chunks chunks_tally_charges_update; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER chunks_tally_charges_update AFTER UPDATE OF charged_subjects, workspace ON exo_private.chunks FOR EACH ROW WHEN (((old.charged_subjects <> '{}'::text[]) OR (new.charged_subjects <> '{}'::text[]))) EXECUTE FUNCTION exo_private.tally_charges();
 
 --
 -- Name: documents documents_queue_capsule; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
@@ -52441,6 +52515,14 @@ GRANT ALL ON FUNCTION exo_private.take_source_charges() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.take_source_charges() TO exo_writer;
 
 --
+-- Name: FUNCTION tally_charges(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.tally_charges() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.tally_charges() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.tally_charges() TO exo_writer;
+
+--
 -- Name: FUNCTION timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean, p_also bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -53572,6 +53654,13 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.audit_runs_id_seq TO exo_writer;
 --
 
 GRANT SELECT,USAGE ON SEQUENCE exo_private.capsules_id_seq TO exo_writer;
+
+--
+-- Name: TABLE charged_tallies; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.charged_tallies TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.charged_tallies TO exo_writer;
 
 --
 -- Name: TABLE chat_conversations; Type: ACL; Schema: exo_private; Owner: exo_owner

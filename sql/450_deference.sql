@@ -210,16 +210,52 @@ language sql stable
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-    -- The charged chunks only, through their partial index (chunks_charged_workspace_idx).
-    select s.subject, c.workspace, count(*)::int
-    from exo_private.chunks c
-    cross join lateral unnest(c.charged_subjects) s (subject)
-    where c.charged_subjects <> '{}' and c.workspace = any (p_workspaces)
-    group by 1, 2
+    -- a lookup: the tally is kept as chunks are written (exo_private.tally_charges)
+    select t.subject, t.workspace, t.n
+    from exo_private.charged_tallies t
+    where t.workspace = any (p_workspaces) and t.n > 0
 $$;
 comment on function exo_private.charged_counts(text[]) is
     'Per charged subject and workspace of p_workspaces, how many chunks (document chunks and chat '
-    'windows) are charged for it: what a search''s hints count, whatever its question.';
+    'windows) are charged for it: what a search''s hints count, whatever its question (read from '
+    'exo_private.charged_tallies).';
+
+-- exo_private.tally_charges: a chunk written keeps exo_private.charged_tallies.
+create or replace function exo_private.tally_charges()
+returns trigger
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+begin
+    -- in the order of the tally's key, so two writers of the same subjects wait, not deadlock
+    if tg_op in ('DELETE', 'UPDATE') then
+        update exo_private.charged_tallies t set n = t.n - d.k
+        from (select s, count(*)::int as k from unnest(old.charged_subjects) s group by s order by s) d
+        where t.workspace = old.workspace and t.subject = d.s;
+    end if;
+    if tg_op in ('INSERT', 'UPDATE') then
+        insert into exo_private.charged_tallies as t (workspace, subject, n)
+        select new.workspace, s, count(*)::int from unnest(new.charged_subjects) s group by s order by s
+        on conflict (workspace, subject) do update set n = t.n + excluded.n;
+    end if;
+    return null;
+end
+$$;
+comment on function exo_private.tally_charges() is
+    'Trigger: a chunk inserted, deleted or re-marked (or moved to another workspace: a delete and '
+    'an insert) adds to or takes from exo_private.charged_tallies the subjects it is charged for.';
+
+create or replace trigger chunks_tally_charges_insert
+    after insert on exo_private.chunks
+    for each row when (new.charged_subjects <> '{}') execute function exo_private.tally_charges();
+create or replace trigger chunks_tally_charges_delete
+    after delete on exo_private.chunks
+    for each row when (old.charged_subjects <> '{}') execute function exo_private.tally_charges();
+create or replace trigger chunks_tally_charges_update
+    after update of charged_subjects, workspace on exo_private.chunks
+    for each row when (old.charged_subjects <> '{}' or new.charged_subjects <> '{}')
+    execute function exo_private.tally_charges();
 
 -- exo_private.hidden_windows: the extraction windows of a workspace a search walks no relation of.
 create or replace function exo_private.hidden_windows(p_workspace text, p_released text[])

@@ -1,0 +1,59 @@
+"""exo_private.charged_tallies stays exact: the count of charged chunks per workspace and subject
+equals a group-by over the chunks after every kind of change (ingested, re-marked by deferring and
+undeferring a subject, a chunk moved to another workspace, a document deleted), and the search's
+hints read it."""
+
+from __future__ import annotations
+
+from support.timeline import ingest_diary
+
+NOTES = {
+    "2025-03-02.md": "---\ndate: 2025-03-02\n---\nWalter Rivera and I went swimming at the lido, before his funeral.",
+    "2025-03-09.md": "---\ndate: 2025-03-09\n---\nWalter Rivera and I walked to the harbour, before his funeral.",
+    "2025-03-20.md": "---\ndate: 2025-03-20\n---\nNadia Okafor and I ran 5 km in the park.",
+}
+
+COUNTED = """
+select c.workspace, s.subject, count(*)::int
+from exo_private.chunks c cross join lateral unnest(c.charged_subjects) s (subject)
+group by 1, 2 order by 1, 2
+"""
+HELD = "select workspace, subject, n from exo_private.charged_tallies where n > 0 order by 1, 2"
+
+
+def assert_exact(db) -> list[tuple]:
+    with db.connect() as conn:
+        held = conn.execute(HELD).fetchall()
+        assert held == conn.execute(COUNTED).fetchall()
+    return held
+
+
+def test_the_tally_equals_the_charged_chunks_counted_after_every_change(db, tmp_path):
+    ingest_diary(db, tmp_path / "diary", NOTES)
+    assert assert_exact(db) == [("personal", "Walter Rivera", 2)]
+    with db.connect("exo_writer") as conn:
+        conn.execute("select exo_private.undefer_subject('Walter Rivera')")
+    assert assert_exact(db) == []
+    with db.connect("exo_writer") as conn:
+        conn.execute("select exo_private.defer_subject('Walter Rivera')")
+    assert assert_exact(db) == [("personal", "Walter Rivera", 2)]
+    # a chunk moved to another workspace: deleted from one partition, inserted into the other
+    with db.connect() as conn:
+        conn.execute(
+            "update exo_private.chunks c set workspace = 'technical' from exo_private.documents d"
+            " where d.id = c.document_id and d.path = '2025-03-09.md'"
+        )
+    assert assert_exact(db) == [("personal", "Walter Rivera", 1), ("technical", "Walter Rivera", 1)]
+    with db.connect() as conn:
+        conn.execute("delete from exo_private.documents where path = '2025-03-02.md'")
+    assert assert_exact(db) == [("technical", "Walter Rivera", 1)]
+
+
+def test_the_hints_count_from_the_tally(db, tmp_path):
+    ingest_diary(db, tmp_path / "diary", NOTES)
+    with db.connect() as conn:
+        # the tally, not the chunks, is what is read: a tally made wrong shows in the hints
+        conn.execute("update exo_private.charged_tallies set n = 7 where subject = 'Walter Rivera'")
+    with db.connect("exo_reader") as conn:
+        (report,) = conn.execute("select exo.search_report('swimming at the lido', k => 3)").fetchone()
+    assert [(h["subject"], h["chunks"]) for h in report["hints"]] == [("Walter Rivera", 7)]
