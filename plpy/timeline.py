@@ -24,6 +24,7 @@ import datetime
 import json
 import re
 
+from currency import CURRENCY_SIGNS
 from search import STOPWORDS, query_words
 
 
@@ -359,11 +360,8 @@ def _long_day(day):
     return f"{d:%A} {d.day} {d:%B %Y}"
 
 
-_SIGNS = {"GBP": "£", "USD": "$", "EUR": "€"}
-
-
 def _money(amount, currency):
-    sign = _SIGNS.get(currency)
+    sign = CURRENCY_SIGNS.get(currency)
     return f"{sign}{amount:.2f}" if sign else f"{amount:.2f} {currency}".strip()
 
 

@@ -161,6 +161,11 @@ def test_a_newer_line_that_replaces_the_older_value_by_name_is_an_update_though_
     new = chat(2, "r1", "2025-12-31 14:35 Sam: Going for 21 km instead of 10 km.")
     out = changes.order_changes("What is my running goal?", [old, new], {})
     assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(2, "later"), (1, "earlier")]
+    # a packet whose other lines tell values of what is asked: the pair is about something else
+    cabin = [chat(3, "ana", "2026-07-23 12:01 Ana: The cabin deposit is £400, paid by Friday."),
+             chat(4, "rent", "2025-06-17 10:08 Sam: I pay £1,150 in rent every month."),
+             chat(5, "rent", "2025-10-14 08:03 Sam: I'm paying £1,210 rent instead of £1,150.")]  # fmt: skip
+    assert changes.order_changes("How much is the deposit for the cabin?", cabin, {}) == cabin
     # the older line naming both values replaces nothing newer
     before = chat(2, "r1", "2025-09-30 14:35 Sam: Going for 21 km instead of 10 km.")
     assert changes.order_changes("What is my running goal?", [old, before], {}) == [old, before]
@@ -222,6 +227,20 @@ def test_a_newer_statement_below_the_cut_takes_the_place_of_chatter():
         ("What is my rent?", ["My rent is £1,150.", "Rent is still £1,150, paid on the 1st."]),
         # different values of different things: no word of the question in common
         ("What is my rent?", ["My rent is £1,150.", "The gym costs £40 a month."]),
+        # a word of the question ("budget") in a clause that tells no value of it
+        (
+            "What's our checkout latency budget?",
+            [
+                "My rent is £1,150 a month, can you help me budget around it?",
+                "The landlord put the rent up to £1,210.",
+                "My rent is now £1,275, so the budget needs redoing.",
+            ],
+        ),
+        # a bare count both tell (a year) ties nothing
+        (
+            "How much is my rent?",
+            ["- 2025-07: rent €1,210 a month", "# Atlas migration sync, Wednesday 12 March 2025"],
+        ),
         # a question about the past: the earlier value may be the answer
         ("What was my rent?", ["My rent is £1,150.", "My rent is now £1,210."]),
         # lines sharing a word ("on-call") with values elsewhere in them, not said of it
@@ -252,3 +271,69 @@ def test_the_packet_shows_a_line_said_again_once():
     short = [chat(i, f"d{i}", f"2026-0{i}-02 10:00 Sam: Yes.") for i in (4, 5)]  # too short to matter
     kept = search.packet_choice("Who is my manager?", [*asked, told, *short], SETTINGS)
     assert [c["chunk_id"] for c in kept] == [1, 3, 4, 5]
+
+
+@pytest.mark.parametrize(
+    "newer",
+    [
+        "Sum insured €30,000; if moving house, the address must be updated first.",
+        "Quotes for the same sum insured (€30,000), and check the house excess hasn't changed.",
+        "€30,000 of cover, and the house's new address goes on the policy first.",
+        "Cover is €30,000.\nIf we move house, tell the insurer before the move date.",
+    ],
+)
+def test_a_word_that_says_a_change_updates_only_where_its_clause_tells_a_value(newer):
+    """A newer line that holds a change word ("moving", "changed", "new", "move") and one value
+    elsewhere (a sum insured) says nothing changed of that value: it updates no older line of its
+    kind that holds the question's word ("house")."""
+    old = note(1, "2026-01-03", "House pot savings: €1,500 a month.")
+    report = {}
+    chosen = [old, note(2, "2026-12-06", newer)]
+    assert changes.order_changes("What do I put in the house pot?", chosen, report) == chosen
+    assert report["changes"] == []
+    assert not changes.says_changed(newer, set())
+
+
+@pytest.mark.parametrize(
+    "newer",
+    [
+        "The house pot is now €1,800.",
+        "Raised the house pot to €1,800.",
+        "House pot moved to €1,800, and the buffer stays as it is.",
+        "Costs went up, so I put €1,800 a month into the house pot instead.",
+    ],
+)
+def test_a_word_that_says_a_change_beside_a_value_updates(newer):
+    old = note(1, "2026-01-03", "House pot savings: €1,500 a month.")
+    out = changes.order_changes("What do I put in the house pot?", [old, note(2, "2026-06-01", newer)], {})
+    assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(2, "later"), (1, "earlier")]
+    assert out[0]["change"]["update"] is True
+
+
+@pytest.mark.parametrize(
+    "newer",
+    ["The Renault Zoe arrived, so that's my car now.", "Picked up a Renault Zoe, and it's my car now."],
+)
+def test_a_clause_whose_subject_points_back_tells_of_the_value_before_it(newer):
+    """ "so that's my car now" says "car" of the Renault Zoe; "so the budget needs redoing" says
+    nothing of the rent before it (test_no_change_is_said_where_none_is)."""
+    old = chat(1, "c0", "2025-08-23 20:49 Sam: Our Volkswagen Golf needs new wipers, which size?")
+    new = chat(2, "c1", f"2026-01-04 16:58 Sam: {newer}")
+    out = changes.order_changes("What car do I drive?", [old, new], {})
+    assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(2, "later"), (1, "earlier")]
+
+
+def test_a_name_the_question_writes_and_a_month_are_no_values_of_what_it_asks():
+    """ "Gull Lane" is what "my offer on the Gull Lane house" asks about; "Nov" is a month, no
+    place: a diary's house near Cove End and a budget's November review tell no two values of one
+    thing."""
+    asked = {"has", "my", "offer", "on", "the", "gull", "lane", "house", "been", "accepted"}
+    values, about = changes.statement("Reviewed in Nov: offer made on Gull Lane.", asked)
+    assert values == {("month", "Nov")} and {"gull", "lan", "offer"} <= about
+    # a line's mark ("- **", "## ", "| ") goes before the word that opens it
+    for line in ("- **Nov:** offer made on Gull Lane.", "## Policies and accounts", "| Rent | €1,210 |"):
+        assert not {v for k, v in changes.statement(line, asked)[0] if k.startswith(("name", "month"))}
+    diary = note(1, "2026-11-22", "A narrow terraced house on Gull Lane, five minutes from Cove End.")
+    budget = note(2, "2026-01-03", "- **Nov:** offer made on Gull Lane. If accepted: solicitor ~€1,800.")
+    chosen = [diary, budget]
+    assert changes.order_changes("Has my offer on the Gull Lane house been accepted?", chosen, {}) == chosen
