@@ -8514,19 +8514,22 @@ alone, the packet would present both as true. Here, for each passage the packet 
 answering line (the message or sentence its excerpt centres on) gives:
 
   values   what the line states: numbers ("£1,210", "250" of "250 ms", "9:30"), and
-           names (capitalised words not opening a sentence, not the question's own)
+           names (capitalised words not opening a sentence, none the question writes; a
+           weekday or a month is a time)
   about    its content words beyond stop words and values, by their stems
+  near     what it tells beside each word: the values of the clauses that hold it
   time     the message's time (a chat window), else the document's date
 
 A question in a line tells nothing but what precedes its last comma ("Living in Leeds, which
-broadband is best?"). Two passages are about the same thing when their lines share a content
-word or a value ("...instead of the Volkswagen Golf") and one of them holds a word of the
-question ("rent": "I pay £1,150 in rent every month" and "New lease signed: £1,210 a month"
-share "month"); they differ when, for a kind of value both tell (money, a time of day, a count,
-a name), they tell different ones. Such passages are ordered newest first in the places they
-held, and each says so after its citation: "(later, 2024-05-02: updates [3])" or "(earlier,
-2023-03-14; superseded by [1]?)"; a later line with a word that says it changed ("now", "moved",
-"instead", "no longer") updates, else differs from.
+broadband is best?"). Two passages are about the same thing when their lines tell values beside
+a word both hold, in its clause ("I pay £1,150 in rent every month" and "New lease signed:
+£1,210 a month" share "month"), or share a value ("...instead of the Volkswagen Golf"); they
+differ when, for a kind of value both tell (money, a time of day, a count, a name), they tell
+different ones; and a group of them is about the question when one tells a value beside a word
+of it ("rent"). Such passages are ordered newest first in the places they held, and each says so
+after its citation: "(later, 2024-05-02: updates [3])" or "(earlier, 2023-03-14; superseded by
+[1]?)"; a later line with a word that says it changed ("now", "moved", "instead", "no longer")
+in a clause that tells a value updates, else differs from.
 Two sources (conversations, documents) that differ on the same day are a disagreement: each
 says "(disagrees with [n], the same day)", and neither is put first. Syntax and the packet's own
 text only: no list of subjects, no model.
@@ -8534,6 +8537,10 @@ text only: no list of subjects, no model.
 
 import re
 
+"""Currency signs by code (stdlib only), one home for the plpy modules that read or write money
+(changes reads "EUR 2,400.00" as "€2,400", timeline writes a total as "€2,400.00")."""
+
+CURRENCY_SIGNS = {"EUR": "€", "GBP": "£", "USD": "$"}
 """English month names for the date readers (stdlib only): banding and temporal."""
 
 MONTHS = {
@@ -9926,14 +9933,17 @@ CHANGE_WORDS = frozenset(
 )
 # "these days" says the same as "now" in two words.
 _NOW_PHRASE = re.compile(r"\bthese days\b", re.IGNORECASE)
-_NUMBER = re.compile(r"(?:[£$€]|\b(?:EUR|GBP|USD)\s?)?\d+(?:[.,:]\d+)*")
-_CODE_SIGNS = {"EUR": "€", "GBP": "£", "USD": "$"}
+_NUMBER = re.compile(
+    rf"(?:[{''.join(CURRENCY_SIGNS.values())}]|\b(?:{'|'.join(CURRENCY_SIGNS)})\s?)?\d+(?:[.,:]\d+)*"
+)
 # A unit written right after a number ("10 km", "50GB", "250 ms"): its kind of quantity.
 _UNIT = re.compile(r"\s?([A-Za-z]{1,5})\b")
 WEEKDAY_NAMES = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())  # noqa: SIM905
 # A run of capitalised words, after a short abbreviation ("Dr. Okafor", "St. Ives").
 _NAME = re.compile(r"\b(?:[A-Z][a-z]{0,2}\.\s+)?[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*")
-_OPENS = re.compile(r"(?:^|[.!?:;]\s+)$")
+# Where a sentence opens: the text's or a line's start, after its mark of a list item, heading,
+# quote or table cell ("- **Nov:**", "## Policies", "| Rent"), or a sentence's end.
+_OPENS = re.compile(r"(?:^|\n|[.!?:;]\s+)\s*(?:(?:[-*+>#|]+|\d+[.)])[ \t*_]*)?$")
 
 def asks_now(query, report):
     """Whether the question asks what holds now: a present-tense verb, no past one, no date."""
@@ -9961,7 +9971,7 @@ def value_kind(number, after=""):
     """What a number is, so that only numbers of one kind are compared: an amount of money, a
     time of day, a quantity of the unit written right `after` it ("number km"), or a count
     ("£1,150" and the "1" of "the 1st" tell different things)."""
-    if number[0] in "£$€" or number[:3] in _CODE_SIGNS:
+    if number[0] in CURRENCY_SIGNS.values() or number[:3] in CURRENCY_SIGNS:
         return "money"
     if ":" in number:
         return "time"
@@ -9975,11 +9985,13 @@ def value_kind(number, after=""):
     )
 
 def name_kind(name):
-    """What a name is: a day of the week ("Thursdays"), a person by a title ("Dr. Okafor": "name
-    dr."), or a name."""
+    """What a name is: a day of the week ("Thursdays"), a month ("Nov", "December": a time, no
+    place nor person), a person by a title ("Dr. Okafor": "name dr."), or a name."""
     folded = name.casefold()
     if folded.rstrip("s") in WEEKDAY_NAMES:
         return "weekday"
+    if folded.rstrip(".") in MONTHS:
+        return "month"
     title = re.match(r"([A-Z][a-z]{0,2}\.)\s", name)
     return "name " + title.group(1).casefold() if title else "name"
 
@@ -10010,22 +10022,33 @@ def number_value(m, text):
     if kind == "date":
         return kind, f"{m.group()} {_month_after(after)}"
     if kind == "money":  # "EUR 2,400.00" tells what "€2,400" does
-        sign = _CODE_SIGNS.get(m.group()[:3], m.group()[0])
+        sign = CURRENCY_SIGNS.get(m.group()[:3], m.group()[0])
         amount = float(re.sub(r"[^\d.]", "", m.group().replace(",", "")).strip(".") or 0)
         return kind, f"{sign}{amount:,.2f}".removesuffix(".00")
     return kind, m.group()
 
 # Where a line's clauses part (besides its lines: a list's items are statements of their own): a
-# semicolon, brackets, or a comma before a conjunction that opens another clause ("the on-call
-# rota is quiet, and Iris and I have been ...").
-_CLAUSES = re.compile(r"[;()]|,\s+(?:and|but|so|while|whereas)\b", re.IGNORECASE)
+# sentence's end (not a title's dot: "Dr. Okafor"), a semicolon, brackets, or a comma before a
+# conjunction that opens another clause ("the on-call rota is quiet, and Iris and I have been ..."),
+# unless a pronoun that points back is its subject ("The Renault Zoe arrived, so that's my car now").
+_CLAUSE_END = (
+    r"(?<![A-Z]\.)(?<![A-Z][a-z]\.)(?<![A-Z][a-z]{2}\.)(?<=[.!?])\s+|[;()]"
+    r"|,\s+(?i:%s)\b(?!\s+(?i:that|this|it|these|those)\b)"
+)
+_CLAUSES = re.compile(_CLAUSE_END % "and|but|so|while|whereas")
+# The clause of a word that says a change reaches over a comma before "so", whose clause tells
+# what the change led to ("Class times changed, so I train on Thursdays").
+_CHANGE_CLAUSES = re.compile(_CLAUSE_END % "and|but|while|whereas")
+
+def clauses(line, ends=_CLAUSES):
+    """The clauses of a line, of what each of its lines tells (told())."""
+    return [c for text in line.split("\n") for c in ends.split(told(text))]
 
 def near_values(line, asked):
     """{stem: the values told in the clauses that hold the word}: what a line says of each of its
     words, so that two lines sharing a word are compared by what each says of it."""
     near = {}
-    clauses = [c for text in line.split("\n") for c in _CLAUSES.split(told(text))]
-    for clause in clauses:
+    for clause in clauses(line):
         values, about = statement(clause, asked)
         for w in about:
             near.setdefault(w, set()).update(values)
@@ -10038,22 +10061,35 @@ def statement(line, asked):
     numbers = {number_value(m, text) for m in _NUMBER.finditer(text)}
     # parts of a value are no names: a unit ("GB" of "20 GB"), a day's month ("June" of "2 June"),
     # a currency's code
-    units = (
-        {k[7:] for k, _ in numbers if k.startswith("number ")}
-        | {v.split()[-1] for k, v in numbers if k == "date"}
-        | {code.casefold() for code in _CODE_SIGNS}
-    )
+    codes = {code.casefold() for code in CURRENCY_SIGNS}
+    units = {k[7:] for k, _ in numbers if k.startswith("number ")}
+    units |= {v.split()[-1] for k, v in numbers if k == "date"}
     names = {name for m in _NAME.finditer(text) if (name := without_opening(m, text))}
+    # a name the question writes ("Gull Lane" of "my offer on the Gull Lane house") is what it
+    # asks about, no value
     names = {
         n
         for n in names
-        if n.casefold() not in asked and n not in ("I", "I'm", "I've", "I'll") and n.casefold() not in units
+        if not {w.casefold() for w in _WORD.findall(n)} <= asked
+        and n not in ("I", "I'm", "I've", "I'll")
+        and n.casefold() not in units | codes
     }
     values = numbers | {(name_kind(n), n) for n in names}
-    inside = {w.casefold() for _, v in values for w in _WORD.findall(v)}
-    about = {w.casefold() for w in _WORD.findall(line)} - STOPWORDS - inside
+    inside = {w.casefold() for _, v in values for w in _WORD.findall(v)} | codes
+    # "these days" says when, of nothing ("We're in Leeds these days" tells no day)
+    about = {w.casefold() for w in _WORD.findall(_NOW_PHRASE.sub(" ", line))} - STOPWORDS - inside
     about |= {m for k, _ in values if k.startswith("number ") for m in MEASURES.get(k[7:], ())}
     return values, {stem(w) for w in about if len(w) >= 3 and not w.isdigit()}
+
+def says_changed(text, asked):
+    """Whether a line says a value changed: a word that says so ("now", "moved", "instead", "these
+    days") in a clause that tells a value ("We moved to York last month"; not "if moving house,
+    the address on the policy must be updated first", which tells none)."""
+    for clause in clauses(text, _CHANGE_CLAUSES):
+        change = {w.casefold() for w in _WORD.findall(clause)} & CHANGE_WORDS or _NOW_PHRASE.search(clause)
+        if change and statement(clause, asked)[0]:
+            return True
+    return False
 
 def stated(c, words, asked):
     """What the candidate's answering line states: {line, values, about, time, day, source}."""
@@ -10064,9 +10100,8 @@ def stated(c, words, asked):
     values, about = statement(text, asked)
     chat = c.get("chat")
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
-    changed = bool({w.casefold() for w in _WORD.findall(text)} & CHANGE_WORDS or _NOW_PHRASE.search(text))
     return {"values": values, "about": about, "near": near_values(text, asked), "time": time,
-            "day": (time or "")[:10], "source": source, "update": changed}  # fmt: skip
+            "day": (time or "")[:10], "source": source, "update": says_changed(text, asked)}  # fmt: skip
 
 def told_of(f, words, kind):
     """Whether statement f tells a value of `kind` beside one of `words` (in its clause)."""
@@ -10074,12 +10109,12 @@ def told_of(f, words, kind):
 
 def same_thing(a, b, asked):
     """Two statements of the same thing that differ: they share a content word beside which both
-    tell values that differ (in its clause), or a value ("from 21 km to 42 km" after "from 10 km
-    to 21 km"), or a SPECIFIC kind of value ("Tuesdays" and "Thursdays", "21 km" and "42 km") that
-    each tells beside a word of the question (`asked`: the stems of its content words) or tells
-    alone, or the one value of its kind that a newer line saying it changes tells; and they
-    differ(). A group of them is about the question when one of its lines holds a word of it
-    (order_changes)."""
+    tell values that differ (in its clause), or a value but a bare count ("from 21 km to 42 km"
+    after "from 10 km to 21 km"), or a SPECIFIC kind of value ("Tuesdays" and "Thursdays", "21
+    km" and "42 km") that each tells beside a word of the question (`asked`: the stems of its
+    content words) or tells alone, or the one value of its kind that a newer line saying it
+    changes tells; and they differ(). A group of them is about the question when one of its lines
+    tells a value beside a word of it (order_changes)."""
     if not (a["values"] and b["values"] and a["time"] and b["time"]):
         return False
     kinds = {k for k, _ in a["values"]} & {k for k, _ in b["values"]}
@@ -10101,7 +10136,10 @@ def same_thing(a, b, asked):
     # a word both lines hold ties them where each tells a value beside it, in its clause: "on-call
     # allowance €2,400" and "the on-call rota is quiet, and Iris ..." tell nothing of one thing
     said_of = any(differ(a["near"].get(w, ()), b["near"].get(w, ())) for w in a["about"] & b["about"])
-    shared = said_of or a["values"] & b["values"] or alike or updates
+    # or a value both tell, but a bare count ("2025" of "Wednesday 12 March 2025" and "2025-07:
+    # rent €1,210 a month")
+    both = {v for v in a["values"] & b["values"] if v[0] != "number"}
+    shared = said_of or both or alike or updates
     return bool(shared) and differ(a["values"], b["values"])
 
 def replaces(f, g):
@@ -10179,16 +10217,19 @@ def order_changes(query, chosen, report, pool=()):
             groups.append([i])
     out = list(chosen)
     changes = []
-    # a group of statements is about the question when one of them holds a word of it, or when
-    # the packet cites a line and a newer one that replaces its value by name ("Going for 21 km
-    # instead of 10 km." after "I'm training for 10 km"): the search chose both for the question
+    # a group of statements is about the question when one of them tells a value beside a word of
+    # it, in its clause ("My rent is now £1,275, so the budget needs redoing" tells no budget), or,
+    # where no cited line does, when the packet cites a line and a newer one that replaces its
+    # value by name ("Going for 21 km instead of 10 km." after "I'm training for 10 km"): the
+    # search chose both for the question (not rent lines beside two cabin deposits)
+    of_asked = [any(f["near"].get(w) for w in asked) for f in facts]
     about = [
         g
         for g in groups
         if len(g) > 1
         and (
-            any(facts[i]["about"] & asked for i in g)
-            or any(replaces(facts[i], facts[j]) for i in g for j in g)
+            any(of_asked[i] for i in g)
+            or (not any(of_asked) and any(replaces(facts[i], facts[j]) for i in g for j in g))
         )
     ]
     for g in about:
@@ -14610,6 +14651,10 @@ import datetime
 import json
 import re
 
+"""Currency signs by code (stdlib only), one home for the plpy modules that read or write money
+(changes reads "EUR 2,400.00" as "€2,400", timeline writes a total as "€2,400.00")."""
+
+CURRENCY_SIGNS = {"EUR": "€", "GBP": "£", "USD": "$"}
 """Retrieval logic that is not a query (stdlib only).
 
 Inlined into exo_private.retrieve (`# exo:include search`) and importable as
@@ -16255,10 +16300,8 @@ def _long_day(day):
     d = datetime.date.fromisoformat(day)
     return f"{d:%A} {d.day} {d:%B %Y}"
 
-_SIGNS = {"GBP": "£", "USD": "$", "EUR": "€"}
-
 def _money(amount, currency):
-    sign = _SIGNS.get(currency)
+    sign = CURRENCY_SIGNS.get(currency)
     return f"{sign}{amount:.2f}" if sign else f"{amount:.2f} {currency}".strip()
 
 def by_days(reading, figures):
@@ -34489,19 +34532,22 @@ alone, the packet would present both as true. Here, for each passage the packet 
 answering line (the message or sentence its excerpt centres on) gives:
 
   values   what the line states: numbers ("£1,210", "250" of "250 ms", "9:30"), and
-           names (capitalised words not opening a sentence, not the question's own)
+           names (capitalised words not opening a sentence, none the question writes; a
+           weekday or a month is a time)
   about    its content words beyond stop words and values, by their stems
+  near     what it tells beside each word: the values of the clauses that hold it
   time     the message's time (a chat window), else the document's date
 
 A question in a line tells nothing but what precedes its last comma ("Living in Leeds, which
-broadband is best?"). Two passages are about the same thing when their lines share a content
-word or a value ("...instead of the Volkswagen Golf") and one of them holds a word of the
-question ("rent": "I pay £1,150 in rent every month" and "New lease signed: £1,210 a month"
-share "month"); they differ when, for a kind of value both tell (money, a time of day, a count,
-a name), they tell different ones. Such passages are ordered newest first in the places they
-held, and each says so after its citation: "(later, 2024-05-02: updates [3])" or "(earlier,
-2023-03-14; superseded by [1]?)"; a later line with a word that says it changed ("now", "moved",
-"instead", "no longer") updates, else differs from.
+broadband is best?"). Two passages are about the same thing when their lines tell values beside
+a word both hold, in its clause ("I pay £1,150 in rent every month" and "New lease signed:
+£1,210 a month" share "month"), or share a value ("...instead of the Volkswagen Golf"); they
+differ when, for a kind of value both tell (money, a time of day, a count, a name), they tell
+different ones; and a group of them is about the question when one tells a value beside a word
+of it ("rent"). Such passages are ordered newest first in the places they held, and each says so
+after its citation: "(later, 2024-05-02: updates [3])" or "(earlier, 2023-03-14; superseded by
+[1]?)"; a later line with a word that says it changed ("now", "moved", "instead", "no longer")
+in a clause that tells a value updates, else differs from.
 Two sources (conversations, documents) that differ on the same day are a disagreement: each
 says "(disagrees with [n], the same day)", and neither is put first. Syntax and the packet's own
 text only: no list of subjects, no model.
@@ -34509,6 +34555,10 @@ text only: no list of subjects, no model.
 
 import re
 
+"""Currency signs by code (stdlib only), one home for the plpy modules that read or write money
+(changes reads "EUR 2,400.00" as "€2,400", timeline writes a total as "€2,400.00")."""
+
+CURRENCY_SIGNS = {"EUR": "€", "GBP": "£", "USD": "$"}
 """English month names for the date readers (stdlib only): banding and temporal."""
 
 MONTHS = {
@@ -35901,14 +35951,17 @@ CHANGE_WORDS = frozenset(
 )
 # "these days" says the same as "now" in two words.
 _NOW_PHRASE = re.compile(r"\bthese days\b", re.IGNORECASE)
-_NUMBER = re.compile(r"(?:[£$€]|\b(?:EUR|GBP|USD)\s?)?\d+(?:[.,:]\d+)*")
-_CODE_SIGNS = {"EUR": "€", "GBP": "£", "USD": "$"}
+_NUMBER = re.compile(
+    rf"(?:[{''.join(CURRENCY_SIGNS.values())}]|\b(?:{'|'.join(CURRENCY_SIGNS)})\s?)?\d+(?:[.,:]\d+)*"
+)
 # A unit written right after a number ("10 km", "50GB", "250 ms"): its kind of quantity.
 _UNIT = re.compile(r"\s?([A-Za-z]{1,5})\b")
 WEEKDAY_NAMES = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())  # noqa: SIM905
 # A run of capitalised words, after a short abbreviation ("Dr. Okafor", "St. Ives").
 _NAME = re.compile(r"\b(?:[A-Z][a-z]{0,2}\.\s+)?[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*")
-_OPENS = re.compile(r"(?:^|[.!?:;]\s+)$")
+# Where a sentence opens: the text's or a line's start, after its mark of a list item, heading,
+# quote or table cell ("- **Nov:**", "## Policies", "| Rent"), or a sentence's end.
+_OPENS = re.compile(r"(?:^|\n|[.!?:;]\s+)\s*(?:(?:[-*+>#|]+|\d+[.)])[ \t*_]*)?$")
 
 def asks_now(query, report):
     """Whether the question asks what holds now: a present-tense verb, no past one, no date."""
@@ -35936,7 +35989,7 @@ def value_kind(number, after=""):
     """What a number is, so that only numbers of one kind are compared: an amount of money, a
     time of day, a quantity of the unit written right `after` it ("number km"), or a count
     ("£1,150" and the "1" of "the 1st" tell different things)."""
-    if number[0] in "£$€" or number[:3] in _CODE_SIGNS:
+    if number[0] in CURRENCY_SIGNS.values() or number[:3] in CURRENCY_SIGNS:
         return "money"
     if ":" in number:
         return "time"
@@ -35950,11 +36003,13 @@ def value_kind(number, after=""):
     )
 
 def name_kind(name):
-    """What a name is: a day of the week ("Thursdays"), a person by a title ("Dr. Okafor": "name
-    dr."), or a name."""
+    """What a name is: a day of the week ("Thursdays"), a month ("Nov", "December": a time, no
+    place nor person), a person by a title ("Dr. Okafor": "name dr."), or a name."""
     folded = name.casefold()
     if folded.rstrip("s") in WEEKDAY_NAMES:
         return "weekday"
+    if folded.rstrip(".") in MONTHS:
+        return "month"
     title = re.match(r"([A-Z][a-z]{0,2}\.)\s", name)
     return "name " + title.group(1).casefold() if title else "name"
 
@@ -35985,22 +36040,33 @@ def number_value(m, text):
     if kind == "date":
         return kind, f"{m.group()} {_month_after(after)}"
     if kind == "money":  # "EUR 2,400.00" tells what "€2,400" does
-        sign = _CODE_SIGNS.get(m.group()[:3], m.group()[0])
+        sign = CURRENCY_SIGNS.get(m.group()[:3], m.group()[0])
         amount = float(re.sub(r"[^\d.]", "", m.group().replace(",", "")).strip(".") or 0)
         return kind, f"{sign}{amount:,.2f}".removesuffix(".00")
     return kind, m.group()
 
 # Where a line's clauses part (besides its lines: a list's items are statements of their own): a
-# semicolon, brackets, or a comma before a conjunction that opens another clause ("the on-call
-# rota is quiet, and Iris and I have been ...").
-_CLAUSES = re.compile(r"[;()]|,\s+(?:and|but|so|while|whereas)\b", re.IGNORECASE)
+# sentence's end (not a title's dot: "Dr. Okafor"), a semicolon, brackets, or a comma before a
+# conjunction that opens another clause ("the on-call rota is quiet, and Iris and I have been ..."),
+# unless a pronoun that points back is its subject ("The Renault Zoe arrived, so that's my car now").
+_CLAUSE_END = (
+    r"(?<![A-Z]\.)(?<![A-Z][a-z]\.)(?<![A-Z][a-z]{2}\.)(?<=[.!?])\s+|[;()]"
+    r"|,\s+(?i:%s)\b(?!\s+(?i:that|this|it|these|those)\b)"
+)
+_CLAUSES = re.compile(_CLAUSE_END % "and|but|so|while|whereas")
+# The clause of a word that says a change reaches over a comma before "so", whose clause tells
+# what the change led to ("Class times changed, so I train on Thursdays").
+_CHANGE_CLAUSES = re.compile(_CLAUSE_END % "and|but|while|whereas")
+
+def clauses(line, ends=_CLAUSES):
+    """The clauses of a line, of what each of its lines tells (told())."""
+    return [c for text in line.split("\n") for c in ends.split(told(text))]
 
 def near_values(line, asked):
     """{stem: the values told in the clauses that hold the word}: what a line says of each of its
     words, so that two lines sharing a word are compared by what each says of it."""
     near = {}
-    clauses = [c for text in line.split("\n") for c in _CLAUSES.split(told(text))]
-    for clause in clauses:
+    for clause in clauses(line):
         values, about = statement(clause, asked)
         for w in about:
             near.setdefault(w, set()).update(values)
@@ -36013,22 +36079,35 @@ def statement(line, asked):
     numbers = {number_value(m, text) for m in _NUMBER.finditer(text)}
     # parts of a value are no names: a unit ("GB" of "20 GB"), a day's month ("June" of "2 June"),
     # a currency's code
-    units = (
-        {k[7:] for k, _ in numbers if k.startswith("number ")}
-        | {v.split()[-1] for k, v in numbers if k == "date"}
-        | {code.casefold() for code in _CODE_SIGNS}
-    )
+    codes = {code.casefold() for code in CURRENCY_SIGNS}
+    units = {k[7:] for k, _ in numbers if k.startswith("number ")}
+    units |= {v.split()[-1] for k, v in numbers if k == "date"}
     names = {name for m in _NAME.finditer(text) if (name := without_opening(m, text))}
+    # a name the question writes ("Gull Lane" of "my offer on the Gull Lane house") is what it
+    # asks about, no value
     names = {
         n
         for n in names
-        if n.casefold() not in asked and n not in ("I", "I'm", "I've", "I'll") and n.casefold() not in units
+        if not {w.casefold() for w in _WORD.findall(n)} <= asked
+        and n not in ("I", "I'm", "I've", "I'll")
+        and n.casefold() not in units | codes
     }
     values = numbers | {(name_kind(n), n) for n in names}
-    inside = {w.casefold() for _, v in values for w in _WORD.findall(v)}
-    about = {w.casefold() for w in _WORD.findall(line)} - STOPWORDS - inside
+    inside = {w.casefold() for _, v in values for w in _WORD.findall(v)} | codes
+    # "these days" says when, of nothing ("We're in Leeds these days" tells no day)
+    about = {w.casefold() for w in _WORD.findall(_NOW_PHRASE.sub(" ", line))} - STOPWORDS - inside
     about |= {m for k, _ in values if k.startswith("number ") for m in MEASURES.get(k[7:], ())}
     return values, {stem(w) for w in about if len(w) >= 3 and not w.isdigit()}
+
+def says_changed(text, asked):
+    """Whether a line says a value changed: a word that says so ("now", "moved", "instead", "these
+    days") in a clause that tells a value ("We moved to York last month"; not "if moving house,
+    the address on the policy must be updated first", which tells none)."""
+    for clause in clauses(text, _CHANGE_CLAUSES):
+        change = {w.casefold() for w in _WORD.findall(clause)} & CHANGE_WORDS or _NOW_PHRASE.search(clause)
+        if change and statement(clause, asked)[0]:
+            return True
+    return False
 
 def stated(c, words, asked):
     """What the candidate's answering line states: {line, values, about, time, day, source}."""
@@ -36039,9 +36118,8 @@ def stated(c, words, asked):
     values, about = statement(text, asked)
     chat = c.get("chat")
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
-    changed = bool({w.casefold() for w in _WORD.findall(text)} & CHANGE_WORDS or _NOW_PHRASE.search(text))
     return {"values": values, "about": about, "near": near_values(text, asked), "time": time,
-            "day": (time or "")[:10], "source": source, "update": changed}  # fmt: skip
+            "day": (time or "")[:10], "source": source, "update": says_changed(text, asked)}  # fmt: skip
 
 def told_of(f, words, kind):
     """Whether statement f tells a value of `kind` beside one of `words` (in its clause)."""
@@ -36049,12 +36127,12 @@ def told_of(f, words, kind):
 
 def same_thing(a, b, asked):
     """Two statements of the same thing that differ: they share a content word beside which both
-    tell values that differ (in its clause), or a value ("from 21 km to 42 km" after "from 10 km
-    to 21 km"), or a SPECIFIC kind of value ("Tuesdays" and "Thursdays", "21 km" and "42 km") that
-    each tells beside a word of the question (`asked`: the stems of its content words) or tells
-    alone, or the one value of its kind that a newer line saying it changes tells; and they
-    differ(). A group of them is about the question when one of its lines holds a word of it
-    (order_changes)."""
+    tell values that differ (in its clause), or a value but a bare count ("from 21 km to 42 km"
+    after "from 10 km to 21 km"), or a SPECIFIC kind of value ("Tuesdays" and "Thursdays", "21
+    km" and "42 km") that each tells beside a word of the question (`asked`: the stems of its
+    content words) or tells alone, or the one value of its kind that a newer line saying it
+    changes tells; and they differ(). A group of them is about the question when one of its lines
+    tells a value beside a word of it (order_changes)."""
     if not (a["values"] and b["values"] and a["time"] and b["time"]):
         return False
     kinds = {k for k, _ in a["values"]} & {k for k, _ in b["values"]}
@@ -36076,7 +36154,10 @@ def same_thing(a, b, asked):
     # a word both lines hold ties them where each tells a value beside it, in its clause: "on-call
     # allowance €2,400" and "the on-call rota is quiet, and Iris ..." tell nothing of one thing
     said_of = any(differ(a["near"].get(w, ()), b["near"].get(w, ())) for w in a["about"] & b["about"])
-    shared = said_of or a["values"] & b["values"] or alike or updates
+    # or a value both tell, but a bare count ("2025" of "Wednesday 12 March 2025" and "2025-07:
+    # rent €1,210 a month")
+    both = {v for v in a["values"] & b["values"] if v[0] != "number"}
+    shared = said_of or both or alike or updates
     return bool(shared) and differ(a["values"], b["values"])
 
 def replaces(f, g):
@@ -36154,16 +36235,19 @@ def order_changes(query, chosen, report, pool=()):
             groups.append([i])
     out = list(chosen)
     changes = []
-    # a group of statements is about the question when one of them holds a word of it, or when
-    # the packet cites a line and a newer one that replaces its value by name ("Going for 21 km
-    # instead of 10 km." after "I'm training for 10 km"): the search chose both for the question
+    # a group of statements is about the question when one of them tells a value beside a word of
+    # it, in its clause ("My rent is now £1,275, so the budget needs redoing" tells no budget), or,
+    # where no cited line does, when the packet cites a line and a newer one that replaces its
+    # value by name ("Going for 21 km instead of 10 km." after "I'm training for 10 km"): the
+    # search chose both for the question (not rent lines beside two cabin deposits)
+    of_asked = [any(f["near"].get(w) for w in asked) for f in facts]
     about = [
         g
         for g in groups
         if len(g) > 1
         and (
-            any(facts[i]["about"] & asked for i in g)
-            or any(replaces(facts[i], facts[j]) for i in g for j in g)
+            any(of_asked[i] for i in g)
+            or (not any(of_asked) and any(replaces(facts[i], facts[j]) for i in g for j in g))
         )
     ]
     for g in about:
