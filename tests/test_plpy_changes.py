@@ -148,6 +148,10 @@ def test_a_newer_line_that_says_it_changes_to_one_value_updates_a_line_of_its_ki
     # an older line that says it changes updates nothing newer
     older = chat(2, "c1", "2025-02-18 08:30 Sam: We moved to York last month.")
     assert changes.order_changes("Which city do I live in?", [older, old], {}) == [older, old]
+    # a line that names another thing as changed ("New address") changes no manager
+    boss = chat(5, "m1", "2025-09-13 17:30 Sam: I report to Tomasz Wolski now after the reorg.")
+    address = chat(6, "c1", "2025-10-29 09:46 Sam: New address is in York, can you update my letter?")
+    assert changes.order_changes("Who do I report to?", [address, boss], {}) == [address, boss]
     # a change to two values, neither the other line's, is about something else
     club = chat(3, "b1", "2025-12-31 21:43 Sam: Book club is at the Lantern instead of Hollis Café.")
     offsite = chat(4, "o0", "2025-09-17 08:43 Sam: The team offsite is on 12 May at Juniper Hall.")
