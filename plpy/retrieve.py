@@ -90,7 +90,9 @@ def withheld_hints(db, q, chosen):
 def pool_candidates(search, pools):
     """The merged pool: every workspace's hits with their chunk and document (and, for a chat
     chunk, its conversation, senders, first time and messages), by chunk id."""
-    return hit_candidates(search, [h for p in pools for h in p.hits])
+    return hit_candidates(
+        search, [dict(h, lexical=p.lexical.get(h["chunk_id"], 0.0)) for p in pools for h in p.hits]
+    )
 
 
 def hit_candidates(search, hits):
@@ -277,6 +279,8 @@ def run(
             search.personal = personal_setup(db, profile, chosen, report)
         pools, bands, opened = search_with_fallback(search, open_archive)
         timings["stages"] = elapsed_ms(t)
+        # held by too many passages to be confident of any (StageSearch.exact_rows)
+        report["recognised"]["common_identifiers"] = sorted(search.common_idents)
         report["bands"] = list(bands)
         report["archive"] = {
             "open": q.archive_open or opened is not None,

@@ -284,6 +284,9 @@ class WorkspacePool:
         self.hits = []
         self.seen = set()
         self.stages = []
+        # each chunk's BM25 score over the best of this workspace's lexical stage (0..1), also for
+        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank
+        self.lexical = {}
 
     @property
     def confident(self):
@@ -300,6 +303,9 @@ class WorkspacePool:
     def admit(self, stage, rows):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
         admitted = 0
+        if stage == "lexical" and rows:
+            best = max(row["score"] for row in rows)
+            self.lexical = {row["chunk_id"]: row["score"] / best for row in rows} if best > 0 else {}
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
@@ -471,13 +477,19 @@ def outweighed(uses, absent):
 
 
 def deterministic_relevance(candidate, weights):
-    """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
-    of a typed walk (match "path") covers the question by the walk: its entity and relation words
-    chose the chunk, which need share no word with it ("the sister of X works for" ends at a team
-    mail that names neither X nor a sister)."""
+    """Relevance from what found the chunk and how well its words match the question (0..1):
+    the share of the question's words it holds and, lexical_share of that term, BM25's score of
+    it over the best of its workspace's lexical stage (0 where BM25 did not rank it), so a
+    passage BM25 ranks first is not lost among near neighbours that hold as many of the words.
+    The answer of a typed walk (match "path") matches the question by the walk: its entity and
+    relation words chose the chunk, which need share no word with it ("the sister of X works
+    for" ends at a team mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
-    coverage = 1.0 if candidate.get("match") == "path" else candidate.get("coverage") or 0.0
-    return 0.5 * stage + 0.5 * coverage
+    if candidate.get("match") == "path":
+        return 0.5 * stage + 0.5
+    share = weights["lexical_share"]
+    words = (1.0 - share) * (candidate.get("coverage") or 0.0) + share * (candidate.get("lexical") or 0.0)
+    return 0.5 * stage + 0.5 * words
 
 
 def priority(candidate, weights, recency=True):

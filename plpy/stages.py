@@ -57,6 +57,8 @@ class StageSearch:
         self.embedding = embedding
         self.report = report
         self.details = {}
+        # identifiers of the question that more passages of a workspace hold than a pool needs
+        self.common_idents = set()
         self.thresholds = {
             "lexical": settings["retrieval.lexical_confident_score"],
             "semantic": settings["retrieval.semantic_confident_similarity"],
@@ -159,8 +161,16 @@ class StageSearch:
             for r in self.run_stage("document", ws, bands, {"title_keys": q.titles, "file_names": q.files}):
                 rows.append(self.candidate(r, True, match="document", detail="document " + r["detail"]))
         for ident in q.idents:
-            for r in self.run_stage("identifier", ws, bands, {"identifier": ident}):
-                rows.append(self.candidate(r, True, match="identifier", detail="identifier " + ident))
+            found = self.run_stage("identifier", ws, bands, {"identifier": ident})
+            # "GNU/Linux" in more passages than a pool needs confident identifies none of them:
+            # the first of them join the pool unconfident, leaving room for the lexical stage,
+            # which ranks by all the question's words
+            need = min(self.per_workspace, self.settings["retrieval.confident_needed"])
+            rare = len(found) <= need
+            if not rare:
+                self.common_idents.add(ident)
+            for r in found if rare else found[:need]:
+                rows.append(self.candidate(r, rare, match="identifier", detail="identifier " + ident))
         if entities:
             for r in self.run_stage("entity", ws, bands, {"entity_ids": [e["id"] for e in entities]}):
                 rows.append(self.candidate(r, True, match="entity", detail="entity " + r["detail"]))

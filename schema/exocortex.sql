@@ -4315,6 +4315,9 @@ class WorkspacePool:
         self.hits = []
         self.seen = set()
         self.stages = []
+        # each chunk's BM25 score over the best of this workspace's lexical stage (0..1), also for
+        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank
+        self.lexical = {}
 
     @property
     def confident(self):
@@ -4331,6 +4334,9 @@ class WorkspacePool:
     def admit(self, stage, rows):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
         admitted = 0
+        if stage == "lexical" and rows:
+            best = max(row["score"] for row in rows)
+            self.lexical = {row["chunk_id"]: row["score"] / best for row in rows} if best > 0 else {}
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
@@ -4489,13 +4495,19 @@ def outweighed(uses, absent):
     return len(absent) >= 2 and 2 * sum(word_weight(uses[w]) for w in absent) > total
 
 def deterministic_relevance(candidate, weights):
-    """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
-    of a typed walk (match "path") covers the question by the walk: its entity and relation words
-    chose the chunk, which need share no word with it ("the sister of X works for" ends at a team
-    mail that names neither X nor a sister)."""
+    """Relevance from what found the chunk and how well its words match the question (0..1):
+    the share of the question's words it holds and, lexical_share of that term, BM25's score of
+    it over the best of its workspace's lexical stage (0 where BM25 did not rank it), so a
+    passage BM25 ranks first is not lost among near neighbours that hold as many of the words.
+    The answer of a typed walk (match "path") matches the question by the walk: its entity and
+    relation words chose the chunk, which need share no word with it ("the sister of X works
+    for" ends at a team mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
-    coverage = 1.0 if candidate.get("match") == "path" else candidate.get("coverage") or 0.0
-    return 0.5 * stage + 0.5 * coverage
+    if candidate.get("match") == "path":
+        return 0.5 * stage + 0.5
+    share = weights["lexical_share"]
+    words = (1.0 - share) * (candidate.get("coverage") or 0.0) + share * (candidate.get("lexical") or 0.0)
+    return 0.5 * stage + 0.5 * words
 
 def priority(candidate, weights, recency=True):
     """Band weight (only under recency preference), times the boost of how the chunk matched
@@ -6869,6 +6881,9 @@ class WorkspacePool:
         self.hits = []
         self.seen = set()
         self.stages = []
+        # each chunk's BM25 score over the best of this workspace's lexical stage (0..1), also for
+        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank
+        self.lexical = {}
 
     @property
     def confident(self):
@@ -6885,6 +6900,9 @@ class WorkspacePool:
     def admit(self, stage, rows):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
         admitted = 0
+        if stage == "lexical" and rows:
+            best = max(row["score"] for row in rows)
+            self.lexical = {row["chunk_id"]: row["score"] / best for row in rows} if best > 0 else {}
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
@@ -7043,13 +7061,19 @@ def outweighed(uses, absent):
     return len(absent) >= 2 and 2 * sum(word_weight(uses[w]) for w in absent) > total
 
 def deterministic_relevance(candidate, weights):
-    """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
-    of a typed walk (match "path") covers the question by the walk: its entity and relation words
-    chose the chunk, which need share no word with it ("the sister of X works for" ends at a team
-    mail that names neither X nor a sister)."""
+    """Relevance from what found the chunk and how well its words match the question (0..1):
+    the share of the question's words it holds and, lexical_share of that term, BM25's score of
+    it over the best of its workspace's lexical stage (0 where BM25 did not rank it), so a
+    passage BM25 ranks first is not lost among near neighbours that hold as many of the words.
+    The answer of a typed walk (match "path") matches the question by the walk: its entity and
+    relation words chose the chunk, which need share no word with it ("the sister of X works
+    for" ends at a team mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
-    coverage = 1.0 if candidate.get("match") == "path" else candidate.get("coverage") or 0.0
-    return 0.5 * stage + 0.5 * coverage
+    if candidate.get("match") == "path":
+        return 0.5 * stage + 0.5
+    share = weights["lexical_share"]
+    words = (1.0 - share) * (candidate.get("coverage") or 0.0) + share * (candidate.get("lexical") or 0.0)
+    return 0.5 * stage + 0.5 * words
 
 def priority(candidate, weights, recency=True):
     """Band weight (only under recency preference), times the boost of how the chunk matched
@@ -8535,7 +8559,6 @@ says "(disagrees with [n], the same day)", and neither is put first. Syntax and 
 text only: no list of subjects, no model.
 """
 
-import itertools
 import re
 
 """Currency signs by code (stdlib only), one home for the plpy modules that read or write money
@@ -8862,6 +8885,9 @@ class WorkspacePool:
         self.hits = []
         self.seen = set()
         self.stages = []
+        # each chunk's BM25 score over the best of this workspace's lexical stage (0..1), also for
+        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank
+        self.lexical = {}
 
     @property
     def confident(self):
@@ -8878,6 +8904,9 @@ class WorkspacePool:
     def admit(self, stage, rows):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
         admitted = 0
+        if stage == "lexical" and rows:
+            best = max(row["score"] for row in rows)
+            self.lexical = {row["chunk_id"]: row["score"] / best for row in rows} if best > 0 else {}
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
@@ -9036,13 +9065,19 @@ def outweighed(uses, absent):
     return len(absent) >= 2 and 2 * sum(word_weight(uses[w]) for w in absent) > total
 
 def deterministic_relevance(candidate, weights):
-    """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
-    of a typed walk (match "path") covers the question by the walk: its entity and relation words
-    chose the chunk, which need share no word with it ("the sister of X works for" ends at a team
-    mail that names neither X nor a sister)."""
+    """Relevance from what found the chunk and how well its words match the question (0..1):
+    the share of the question's words it holds and, lexical_share of that term, BM25's score of
+    it over the best of its workspace's lexical stage (0 where BM25 did not rank it), so a
+    passage BM25 ranks first is not lost among near neighbours that hold as many of the words.
+    The answer of a typed walk (match "path") matches the question by the walk: its entity and
+    relation words chose the chunk, which need share no word with it ("the sister of X works
+    for" ends at a team mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
-    coverage = 1.0 if candidate.get("match") == "path" else candidate.get("coverage") or 0.0
-    return 0.5 * stage + 0.5 * coverage
+    if candidate.get("match") == "path":
+        return 0.5 * stage + 0.5
+    share = weights["lexical_share"]
+    words = (1.0 - share) * (candidate.get("coverage") or 0.0) + share * (candidate.get("lexical") or 0.0)
+    return 0.5 * stage + 0.5 * words
 
 def priority(candidate, weights, recency=True):
     """Band weight (only under recency preference), times the boost of how the chunk matched
@@ -10092,23 +10127,6 @@ def says_changed(text, asked):
             return True
     return False
 
-def named_changed(text, asked):
-    """The stems of what a line's change words say changed: the content word right after one, in
-    a clause that tells a value ("New address is in York": address; "moved teams": team; "We
-    moved to York": nothing named)."""
-    named = set()
-    for clause in clauses(text, _CHANGE_CLAUSES):
-        if statement(clause, asked)[0]:
-            words = _WORD.findall(clause)
-            named |= {
-                stem(after.casefold())
-                for word, after in itertools.pairwise(words)
-                if word.casefold() in CHANGE_WORDS
-                and after[0].islower()
-                and after.casefold() not in STOPWORDS
-            }
-    return named
-
 def stated(c, words, asked):
     """What the candidate's answering line states: {line, values, about, time, day, source}."""
     line = answering_line(c, words)
@@ -10119,8 +10137,7 @@ def stated(c, words, asked):
     chat = c.get("chat")
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
     return {"values": values, "about": about, "near": near_values(text, asked), "time": time,
-            "day": (time or "")[:10], "source": source, "update": says_changed(text, asked),
-            "named": named_changed(text, asked)}  # fmt: skip
+            "day": (time or "")[:10], "source": source, "update": says_changed(text, asked)}  # fmt: skip
 
 def told_of(f, words, kind):
     """Whether statement f tells a value of `kind` beside one of `words` (in its clause)."""
@@ -10146,11 +10163,10 @@ def same_thing(a, b, asked):
     )
     # a newer line that says it changes something, holds none of the question's words and tells
     # one value (no old one to share: "We moved to York last month.") is about what a line that
-    # holds a word of the question tells of its kind ("Living in Leeds, ..."), unless it names
-    # another thing as changed ("New address is in York" after "I report to Tomasz Wolski now")
+    # holds a word of the question tells of its kind ("Living in Leeds, ...")
     updates = any(
         f["update"] and f["time"] > g["time"] and len(f["values"]) == 1 and (f["about"] | g["about"]) & asked
-        and next(iter(f["values"]))[0] in kinds and not f["named"] - asked - g["about"]
+        and next(iter(f["values"]))[0] in kinds
         for f, g in ((a, b), (b, a))
     )  # fmt: skip
     # a word both lines hold ties them where each tells a value beside it, in its clause: "on-call
@@ -11232,6 +11248,9 @@ class WorkspacePool:
         self.hits = []
         self.seen = set()
         self.stages = []
+        # each chunk's BM25 score over the best of this workspace's lexical stage (0..1), also for
+        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank
+        self.lexical = {}
 
     @property
     def confident(self):
@@ -11248,6 +11267,9 @@ class WorkspacePool:
     def admit(self, stage, rows):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
         admitted = 0
+        if stage == "lexical" and rows:
+            best = max(row["score"] for row in rows)
+            self.lexical = {row["chunk_id"]: row["score"] / best for row in rows} if best > 0 else {}
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
@@ -11406,13 +11428,19 @@ def outweighed(uses, absent):
     return len(absent) >= 2 and 2 * sum(word_weight(uses[w]) for w in absent) > total
 
 def deterministic_relevance(candidate, weights):
-    """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
-    of a typed walk (match "path") covers the question by the walk: its entity and relation words
-    chose the chunk, which need share no word with it ("the sister of X works for" ends at a team
-    mail that names neither X nor a sister)."""
+    """Relevance from what found the chunk and how well its words match the question (0..1):
+    the share of the question's words it holds and, lexical_share of that term, BM25's score of
+    it over the best of its workspace's lexical stage (0 where BM25 did not rank it), so a
+    passage BM25 ranks first is not lost among near neighbours that hold as many of the words.
+    The answer of a typed walk (match "path") matches the question by the walk: its entity and
+    relation words chose the chunk, which need share no word with it ("the sister of X works
+    for" ends at a team mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
-    coverage = 1.0 if candidate.get("match") == "path" else candidate.get("coverage") or 0.0
-    return 0.5 * stage + 0.5 * coverage
+    if candidate.get("match") == "path":
+        return 0.5 * stage + 0.5
+    share = weights["lexical_share"]
+    words = (1.0 - share) * (candidate.get("coverage") or 0.0) + share * (candidate.get("lexical") or 0.0)
+    return 0.5 * stage + 0.5 * words
 
 def priority(candidate, weights, recency=True):
     """Band weight (only under recency preference), times the boost of how the chunk matched
@@ -12787,6 +12815,9 @@ class WorkspacePool:
         self.hits = []
         self.seen = set()
         self.stages = []
+        # each chunk's BM25 score over the best of this workspace's lexical stage (0..1), also for
+        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank
+        self.lexical = {}
 
     @property
     def confident(self):
@@ -12803,6 +12834,9 @@ class WorkspacePool:
     def admit(self, stage, rows):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
         admitted = 0
+        if stage == "lexical" and rows:
+            best = max(row["score"] for row in rows)
+            self.lexical = {row["chunk_id"]: row["score"] / best for row in rows} if best > 0 else {}
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
@@ -12961,13 +12995,19 @@ def outweighed(uses, absent):
     return len(absent) >= 2 and 2 * sum(word_weight(uses[w]) for w in absent) > total
 
 def deterministic_relevance(candidate, weights):
-    """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
-    of a typed walk (match "path") covers the question by the walk: its entity and relation words
-    chose the chunk, which need share no word with it ("the sister of X works for" ends at a team
-    mail that names neither X nor a sister)."""
+    """Relevance from what found the chunk and how well its words match the question (0..1):
+    the share of the question's words it holds and, lexical_share of that term, BM25's score of
+    it over the best of its workspace's lexical stage (0 where BM25 did not rank it), so a
+    passage BM25 ranks first is not lost among near neighbours that hold as many of the words.
+    The answer of a typed walk (match "path") matches the question by the walk: its entity and
+    relation words chose the chunk, which need share no word with it ("the sister of X works
+    for" ends at a team mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
-    coverage = 1.0 if candidate.get("match") == "path" else candidate.get("coverage") or 0.0
-    return 0.5 * stage + 0.5 * coverage
+    if candidate.get("match") == "path":
+        return 0.5 * stage + 0.5
+    share = weights["lexical_share"]
+    words = (1.0 - share) * (candidate.get("coverage") or 0.0) + share * (candidate.get("lexical") or 0.0)
+    return 0.5 * stage + 0.5 * words
 
 def priority(candidate, weights, recency=True):
     """Band weight (only under recency preference), times the boost of how the chunk matched
@@ -14961,6 +15001,9 @@ class WorkspacePool:
         self.hits = []
         self.seen = set()
         self.stages = []
+        # each chunk's BM25 score over the best of this workspace's lexical stage (0..1), also for
+        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank
+        self.lexical = {}
 
     @property
     def confident(self):
@@ -14977,6 +15020,9 @@ class WorkspacePool:
     def admit(self, stage, rows):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
         admitted = 0
+        if stage == "lexical" and rows:
+            best = max(row["score"] for row in rows)
+            self.lexical = {row["chunk_id"]: row["score"] / best for row in rows} if best > 0 else {}
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
@@ -15135,13 +15181,19 @@ def outweighed(uses, absent):
     return len(absent) >= 2 and 2 * sum(word_weight(uses[w]) for w in absent) > total
 
 def deterministic_relevance(candidate, weights):
-    """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
-    of a typed walk (match "path") covers the question by the walk: its entity and relation words
-    chose the chunk, which need share no word with it ("the sister of X works for" ends at a team
-    mail that names neither X nor a sister)."""
+    """Relevance from what found the chunk and how well its words match the question (0..1):
+    the share of the question's words it holds and, lexical_share of that term, BM25's score of
+    it over the best of its workspace's lexical stage (0 where BM25 did not rank it), so a
+    passage BM25 ranks first is not lost among near neighbours that hold as many of the words.
+    The answer of a typed walk (match "path") matches the question by the walk: its entity and
+    relation words chose the chunk, which need share no word with it ("the sister of X works
+    for" ends at a team mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
-    coverage = 1.0 if candidate.get("match") == "path" else candidate.get("coverage") or 0.0
-    return 0.5 * stage + 0.5 * coverage
+    if candidate.get("match") == "path":
+        return 0.5 * stage + 0.5
+    share = weights["lexical_share"]
+    words = (1.0 - share) * (candidate.get("coverage") or 0.0) + share * (candidate.get("lexical") or 0.0)
+    return 0.5 * stage + 0.5 * words
 
 def priority(candidate, weights, recency=True):
     """Band weight (only under recency preference), times the boost of how the chunk matched
@@ -33027,6 +33079,9 @@ class WorkspacePool:
         self.hits = []
         self.seen = set()
         self.stages = []
+        # each chunk's BM25 score over the best of this workspace's lexical stage (0..1), also for
+        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank
+        self.lexical = {}
 
     @property
     def confident(self):
@@ -33043,6 +33098,9 @@ class WorkspacePool:
     def admit(self, stage, rows):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
         admitted = 0
+        if stage == "lexical" and rows:
+            best = max(row["score"] for row in rows)
+            self.lexical = {row["chunk_id"]: row["score"] / best for row in rows} if best > 0 else {}
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
@@ -33201,13 +33259,19 @@ def outweighed(uses, absent):
     return len(absent) >= 2 and 2 * sum(word_weight(uses[w]) for w in absent) > total
 
 def deterministic_relevance(candidate, weights):
-    """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
-    of a typed walk (match "path") covers the question by the walk: its entity and relation words
-    chose the chunk, which need share no word with it ("the sister of X works for" ends at a team
-    mail that names neither X nor a sister)."""
+    """Relevance from what found the chunk and how well its words match the question (0..1):
+    the share of the question's words it holds and, lexical_share of that term, BM25's score of
+    it over the best of its workspace's lexical stage (0 where BM25 did not rank it), so a
+    passage BM25 ranks first is not lost among near neighbours that hold as many of the words.
+    The answer of a typed walk (match "path") matches the question by the walk: its entity and
+    relation words chose the chunk, which need share no word with it ("the sister of X works
+    for" ends at a team mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
-    coverage = 1.0 if candidate.get("match") == "path" else candidate.get("coverage") or 0.0
-    return 0.5 * stage + 0.5 * coverage
+    if candidate.get("match") == "path":
+        return 0.5 * stage + 0.5
+    share = weights["lexical_share"]
+    words = (1.0 - share) * (candidate.get("coverage") or 0.0) + share * (candidate.get("lexical") or 0.0)
+    return 0.5 * stage + 0.5 * words
 
 def priority(candidate, weights, recency=True):
     """Band weight (only under recency preference), times the boost of how the chunk matched
@@ -34573,7 +34637,6 @@ says "(disagrees with [n], the same day)", and neither is put first. Syntax and 
 text only: no list of subjects, no model.
 """
 
-import itertools
 import re
 
 """Currency signs by code (stdlib only), one home for the plpy modules that read or write money
@@ -34900,6 +34963,9 @@ class WorkspacePool:
         self.hits = []
         self.seen = set()
         self.stages = []
+        # each chunk's BM25 score over the best of this workspace's lexical stage (0..1), also for
+        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank
+        self.lexical = {}
 
     @property
     def confident(self):
@@ -34916,6 +34982,9 @@ class WorkspacePool:
     def admit(self, stage, rows):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
         admitted = 0
+        if stage == "lexical" and rows:
+            best = max(row["score"] for row in rows)
+            self.lexical = {row["chunk_id"]: row["score"] / best for row in rows} if best > 0 else {}
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
@@ -35074,13 +35143,19 @@ def outweighed(uses, absent):
     return len(absent) >= 2 and 2 * sum(word_weight(uses[w]) for w in absent) > total
 
 def deterministic_relevance(candidate, weights):
-    """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
-    of a typed walk (match "path") covers the question by the walk: its entity and relation words
-    chose the chunk, which need share no word with it ("the sister of X works for" ends at a team
-    mail that names neither X nor a sister)."""
+    """Relevance from what found the chunk and how well its words match the question (0..1):
+    the share of the question's words it holds and, lexical_share of that term, BM25's score of
+    it over the best of its workspace's lexical stage (0 where BM25 did not rank it), so a
+    passage BM25 ranks first is not lost among near neighbours that hold as many of the words.
+    The answer of a typed walk (match "path") matches the question by the walk: its entity and
+    relation words chose the chunk, which need share no word with it ("the sister of X works
+    for" ends at a team mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
-    coverage = 1.0 if candidate.get("match") == "path" else candidate.get("coverage") or 0.0
-    return 0.5 * stage + 0.5 * coverage
+    if candidate.get("match") == "path":
+        return 0.5 * stage + 0.5
+    share = weights["lexical_share"]
+    words = (1.0 - share) * (candidate.get("coverage") or 0.0) + share * (candidate.get("lexical") or 0.0)
+    return 0.5 * stage + 0.5 * words
 
 def priority(candidate, weights, recency=True):
     """Band weight (only under recency preference), times the boost of how the chunk matched
@@ -36130,23 +36205,6 @@ def says_changed(text, asked):
             return True
     return False
 
-def named_changed(text, asked):
-    """The stems of what a line's change words say changed: the content word right after one, in
-    a clause that tells a value ("New address is in York": address; "moved teams": team; "We
-    moved to York": nothing named)."""
-    named = set()
-    for clause in clauses(text, _CHANGE_CLAUSES):
-        if statement(clause, asked)[0]:
-            words = _WORD.findall(clause)
-            named |= {
-                stem(after.casefold())
-                for word, after in itertools.pairwise(words)
-                if word.casefold() in CHANGE_WORDS
-                and after[0].islower()
-                and after.casefold() not in STOPWORDS
-            }
-    return named
-
 def stated(c, words, asked):
     """What the candidate's answering line states: {line, values, about, time, day, source}."""
     line = answering_line(c, words)
@@ -36157,8 +36215,7 @@ def stated(c, words, asked):
     chat = c.get("chat")
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
     return {"values": values, "about": about, "near": near_values(text, asked), "time": time,
-            "day": (time or "")[:10], "source": source, "update": says_changed(text, asked),
-            "named": named_changed(text, asked)}  # fmt: skip
+            "day": (time or "")[:10], "source": source, "update": says_changed(text, asked)}  # fmt: skip
 
 def told_of(f, words, kind):
     """Whether statement f tells a value of `kind` beside one of `words` (in its clause)."""
@@ -36184,11 +36241,10 @@ def same_thing(a, b, asked):
     )
     # a newer line that says it changes something, holds none of the question's words and tells
     # one value (no old one to share: "We moved to York last month.") is about what a line that
-    # holds a word of the question tells of its kind ("Living in Leeds, ..."), unless it names
-    # another thing as changed ("New address is in York" after "I report to Tomasz Wolski now")
+    # holds a word of the question tells of its kind ("Living in Leeds, ...")
     updates = any(
         f["update"] and f["time"] > g["time"] and len(f["values"]) == 1 and (f["about"] | g["about"]) & asked
-        and next(iter(f["values"]))[0] in kinds and not f["named"] - asked - g["about"]
+        and next(iter(f["values"]))[0] in kinds
         for f, g in ((a, b), (b, a))
     )  # fmt: skip
     # a word both lines hold ties them where each tells a value beside it, in its clause: "on-call
@@ -37602,6 +37658,8 @@ class StageSearch:
         self.embedding = embedding
         self.report = report
         self.details = {}
+        # identifiers of the question that more passages of a workspace hold than a pool needs
+        self.common_idents = set()
         self.thresholds = {
             "lexical": settings["retrieval.lexical_confident_score"],
             "semantic": settings["retrieval.semantic_confident_similarity"],
@@ -37704,8 +37762,16 @@ class StageSearch:
             for r in self.run_stage("document", ws, bands, {"title_keys": q.titles, "file_names": q.files}):
                 rows.append(self.candidate(r, True, match="document", detail="document " + r["detail"]))
         for ident in q.idents:
-            for r in self.run_stage("identifier", ws, bands, {"identifier": ident}):
-                rows.append(self.candidate(r, True, match="identifier", detail="identifier " + ident))
+            found = self.run_stage("identifier", ws, bands, {"identifier": ident})
+            # "GNU/Linux" in more passages than a pool needs confident identifies none of them:
+            # the first of them join the pool unconfident, leaving room for the lexical stage,
+            # which ranks by all the question's words
+            need = min(self.per_workspace, self.settings["retrieval.confident_needed"])
+            rare = len(found) <= need
+            if not rare:
+                self.common_idents.add(ident)
+            for r in found if rare else found[:need]:
+                rows.append(self.candidate(r, rare, match="identifier", detail="identifier " + ident))
         if entities:
             for r in self.run_stage("entity", ws, bands, {"entity_ids": [e["id"] for e in entities]}):
                 rows.append(self.candidate(r, True, match="entity", detail="entity " + r["detail"]))
@@ -38128,7 +38194,9 @@ def withheld_hints(db, q, chosen):
 def pool_candidates(search, pools):
     """The merged pool: every workspace's hits with their chunk and document (and, for a chat
     chunk, its conversation, senders, first time and messages), by chunk id."""
-    return hit_candidates(search, [h for p in pools for h in p.hits])
+    return hit_candidates(
+        search, [dict(h, lexical=p.lexical.get(h["chunk_id"], 0.0)) for p in pools for h in p.hits]
+    )
 
 def hit_candidates(search, hits):
     """Candidates of hits (Pool.admit's shape), each with its chunk and document, by chunk id."""
@@ -38309,6 +38377,8 @@ def run(
             search.personal = personal_setup(db, profile, chosen, report)
         pools, bands, opened = search_with_fallback(search, open_archive)
         timings["stages"] = elapsed_ms(t)
+        # held by too many passages to be confident of any (StageSearch.exact_rows)
+        report["recognised"]["common_identifiers"] = sorted(search.common_idents)
         report["bands"] = list(bands)
         report["archive"] = {
             "open": q.archive_open or opened is not None,

@@ -40,7 +40,8 @@ SETTINGS = {
     "retrieval.rank_weights": {
         "stage": {"exact": 1.0, "lexical": 0.85, "capsules": 0.85, "graph": 0.7, "semantic": 0.75},
         "band": {"current": 1.0, "recent": 0.9, "archival": 0.75},
-        "backend_share": 0.6,
+        "backend_share": 0.5,
+        "lexical_share": 0.3,
         "match": {"document": 1.3},
         "canonical": 1.1,
         "freshness_half_life_days": 1095,
@@ -219,7 +220,7 @@ def test_a_confident_workspace_stops_before_the_semantic_stage_and_the_thread_is
     plpy = FakePlpy(
         CORPUS, {("lexical", "technical"): [(1, 5.0), (2, 4.0)], ("semantic", "creative"): [(3, 0.6)]}
     )
-    plpy.similarity = {1: 0.9, 2: 0.1, 3: 0.4}
+    plpy.similarity = {1: 0.9, 2: 0.1, 3: 0.8}
     found = search(plpy, "postgres replication lag")
     technical = found["report"]["workspaces"]["technical"]
     skipped = {s["stage"]: s["skipped"] for s in technical["stages"] if not s["ran"]}
@@ -518,9 +519,35 @@ def test_entities_named_feed_the_exact_and_graph_stages(embedder):
     assert found["report"]["recognised"] == {
         "identifiers": ["db-prod-03"],
         "entities": {"technical": ["db-prod-03"]},
+        "common_identifiers": [],
     }
     by_id = {r["chunk_id"]: r for r in found["results"]}
     assert by_id[1]["stage"] == "exact" and by_id[2]["stage"] == "graph"
+
+
+def test_an_identifier_held_by_more_passages_than_a_pool_needs_leaves_room_for_the_lexical_stage():
+    # 9 holds the string too, past the first holders the stage admits
+    corpus = [chunk(i, f"GNU/Linux note {i}") for i in range(1, 5)] + [
+        chunk(9, "missing from GNU/Linux: WNPP")
+    ]
+    hits = {
+        ("identifier", "technical"): [(i, 5.0 - i) for i in (1, 2, 3, 4, 9)],
+        ("lexical", "technical"): [(9, 6.0), (1, 3.0)],
+    }
+    # a pool needs 2 confident: 4 holders make the string common, 2 would not
+    plpy = FakePlpy(corpus, hits, settings={"retrieval.confident_needed": 2}, model=False)
+    found = search(plpy, "missing from GNU/Linux")
+    assert found["report"]["recognised"]["common_identifiers"] == ["GNU/Linux"]
+    stages = found["report"]["workspaces"]["technical"]["stages"]
+    assert [(s["stage"], s["admitted"]) for s in stages if s.get("ran")][:2] == [("exact", 2), ("lexical", 1)]
+    assert found["results"][0]["chunk_id"] == 9  # BM25's first, fused into the rank
+
+    hits[("identifier", "technical")] = [(1, 4.0), (2, 3.0)]
+    found = search(
+        FakePlpy(corpus, hits, settings={"retrieval.confident_needed": 2}, model=False), "GNU/Linux?"
+    )
+    assert found["report"]["recognised"]["common_identifiers"] == []
+    assert found["report"]["workspaces"]["technical"]["stopped_after"] == "exact"
 
 
 def test_the_fake_answers_what_the_real_statements_ask():

@@ -33,6 +33,7 @@ WEIGHTS = {
     "freshness_half_life_days": 1095,
     "freshness_floor": 0.6,
     "year_miss_per_year": 0.15,
+    "lexical_share": 0.3,
 }
 PACKET = {"packet.max_chunks": 8, "packet.excerpt_chars": 600, "packet.min_relative_score": 0.3}
 REPORT = {"rerank": {"backend": "deterministic"}, "archive": {"open": False, "why": None}, "degradations": []}
@@ -345,6 +346,14 @@ def test_pool_dedups_across_stages_and_stops_on_enough_confident():
     assert pool.wants_more() == (False, "enough confident candidates (2 of 2)")
 
 
+def test_the_pool_keeps_each_chunks_bm25_strength_also_for_a_chunk_an_earlier_stage_admitted():
+    pool = search.WorkspacePool("technical", cap=10, need=8)
+    pool.admit("exact", [_row(1)])
+    pool.admit("lexical", [_row(2, score=8.0), _row(1, score=4.0), _row(3, score=2.0)])
+    assert pool.lexical == {2: 1.0, 1: 0.5, 3: 0.25}
+    assert [h["stage"] for h in pool.hits] == ["exact", "lexical", "lexical"]
+
+
 def test_pool_holds_at_most_its_cap_and_need_never_exceeds_it():
     pool = search.WorkspacePool("technical", cap=3, need=8)
     assert pool.need == 3
@@ -525,8 +534,26 @@ def test_priority_and_deterministic_relevance():
     assert search.priority(_candidate(1, canonical=True), WEIGHTS) == 1.25
     assert search.priority(_candidate(1, band="archival", canonical=True), WEIGHTS) == pytest.approx(0.9375)
     assert search.priority(_candidate(1, band="unknown"), WEIGHTS) == 1.0
-    assert search.deterministic_relevance(_candidate(1, stage="exact", coverage=1.0), WEIGHTS) == 1.0
+    assert (
+        search.deterministic_relevance(_candidate(1, stage="exact", coverage=1.0, lexical=1.0), WEIGHTS)
+        == 1.0
+    )
     assert search.deterministic_relevance(_candidate(1, stage="odd", coverage=None), WEIGHTS) == 0.25
+    # a typed walk's answer matches by the walk, whatever words it holds
+    assert (
+        search.deterministic_relevance(_candidate(1, stage="exact", match="path", coverage=0.0), WEIGHTS)
+        == 1.0
+    )
+
+
+def test_of_chunks_holding_as_many_of_the_words_the_one_bm25_ranks_higher_is_more_relevant():
+    first, second = (_candidate(i, coverage=1.0, lexical=strength) for i, strength in ((1, 1.0), (2, 0.6)))
+    assert search.deterministic_relevance(first, WEIGHTS) > search.deterministic_relevance(second, WEIGHTS)
+    # without its share, BM25's order counts for nothing
+    words_only = dict(WEIGHTS, lexical_share=0.0)
+    assert search.deterministic_relevance(first, words_only) == search.deterministic_relevance(
+        second, words_only
+    )
 
 
 @FAST
