@@ -8559,6 +8559,7 @@ says "(disagrees with [n], the same day)", and neither is put first. Syntax and 
 text only: no list of subjects, no model.
 """
 
+import itertools
 import re
 
 """Currency signs by code (stdlib only), one home for the plpy modules that read or write money
@@ -10127,6 +10128,23 @@ def says_changed(text, asked):
             return True
     return False
 
+def named_changed(text, asked):
+    """The stems of what a line's change words say changed: the content word right after one, in
+    a clause that tells a value ("New address is in York": address; "moved teams": team; "We
+    moved to York": nothing named)."""
+    named = set()
+    for clause in clauses(text, _CHANGE_CLAUSES):
+        if statement(clause, asked)[0]:
+            words = _WORD.findall(clause)
+            named |= {
+                stem(after.casefold())
+                for word, after in itertools.pairwise(words)
+                if word.casefold() in CHANGE_WORDS
+                and after[0].islower()
+                and after.casefold() not in STOPWORDS
+            }
+    return named
+
 def stated(c, words, asked):
     """What the candidate's answering line states: {line, values, about, time, day, source}."""
     line = answering_line(c, words)
@@ -10137,7 +10155,8 @@ def stated(c, words, asked):
     chat = c.get("chat")
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
     return {"values": values, "about": about, "near": near_values(text, asked), "time": time,
-            "day": (time or "")[:10], "source": source, "update": says_changed(text, asked)}  # fmt: skip
+            "day": (time or "")[:10], "source": source, "update": says_changed(text, asked),
+            "named": named_changed(text, asked)}  # fmt: skip
 
 def told_of(f, words, kind):
     """Whether statement f tells a value of `kind` beside one of `words` (in its clause)."""
@@ -10163,10 +10182,11 @@ def same_thing(a, b, asked):
     )
     # a newer line that says it changes something, holds none of the question's words and tells
     # one value (no old one to share: "We moved to York last month.") is about what a line that
-    # holds a word of the question tells of its kind ("Living in Leeds, ...")
+    # holds a word of the question tells of its kind ("Living in Leeds, ..."), unless it names
+    # another thing as changed ("New address is in York" after "I report to Tomasz Wolski now")
     updates = any(
         f["update"] and f["time"] > g["time"] and len(f["values"]) == 1 and (f["about"] | g["about"]) & asked
-        and next(iter(f["values"]))[0] in kinds
+        and next(iter(f["values"]))[0] in kinds and not f["named"] - asked - g["about"]
         for f, g in ((a, b), (b, a))
     )  # fmt: skip
     # a word both lines hold ties them where each tells a value beside it, in its clause: "on-call
@@ -34637,6 +34657,7 @@ says "(disagrees with [n], the same day)", and neither is put first. Syntax and 
 text only: no list of subjects, no model.
 """
 
+import itertools
 import re
 
 """Currency signs by code (stdlib only), one home for the plpy modules that read or write money
@@ -36205,6 +36226,23 @@ def says_changed(text, asked):
             return True
     return False
 
+def named_changed(text, asked):
+    """The stems of what a line's change words say changed: the content word right after one, in
+    a clause that tells a value ("New address is in York": address; "moved teams": team; "We
+    moved to York": nothing named)."""
+    named = set()
+    for clause in clauses(text, _CHANGE_CLAUSES):
+        if statement(clause, asked)[0]:
+            words = _WORD.findall(clause)
+            named |= {
+                stem(after.casefold())
+                for word, after in itertools.pairwise(words)
+                if word.casefold() in CHANGE_WORDS
+                and after[0].islower()
+                and after.casefold() not in STOPWORDS
+            }
+    return named
+
 def stated(c, words, asked):
     """What the candidate's answering line states: {line, values, about, time, day, source}."""
     line = answering_line(c, words)
@@ -36215,7 +36253,8 @@ def stated(c, words, asked):
     chat = c.get("chat")
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
     return {"values": values, "about": about, "near": near_values(text, asked), "time": time,
-            "day": (time or "")[:10], "source": source, "update": says_changed(text, asked)}  # fmt: skip
+            "day": (time or "")[:10], "source": source, "update": says_changed(text, asked),
+            "named": named_changed(text, asked)}  # fmt: skip
 
 def told_of(f, words, kind):
     """Whether statement f tells a value of `kind` beside one of `words` (in its clause)."""
@@ -36241,10 +36280,11 @@ def same_thing(a, b, asked):
     )
     # a newer line that says it changes something, holds none of the question's words and tells
     # one value (no old one to share: "We moved to York last month.") is about what a line that
-    # holds a word of the question tells of its kind ("Living in Leeds, ...")
+    # holds a word of the question tells of its kind ("Living in Leeds, ..."), unless it names
+    # another thing as changed ("New address is in York" after "I report to Tomasz Wolski now")
     updates = any(
         f["update"] and f["time"] > g["time"] and len(f["values"]) == 1 and (f["about"] | g["about"]) & asked
-        and next(iter(f["values"]))[0] in kinds
+        and next(iter(f["values"]))[0] in kinds and not f["named"] - asked - g["about"]
         for f, g in ((a, b), (b, a))
     )  # fmt: skip
     # a word both lines hold ties them where each tells a value beside it, in its clause: "on-call
