@@ -1242,6 +1242,8 @@ def change_note(c, numbers):
     if not change:
         return ""
     refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
+    if not refs:  # the passages it is marked against did not fit the budget
+        return ""
     if change["kind"] == "disagrees":
         return f" (disagrees with {refs}, the same day)"
     if change["kind"] == "later":
@@ -1338,13 +1340,17 @@ def packet(
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
     fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
-    used, blocks = [], []
+    used, blocks, room = [], [], []
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
+
+    def render(n, c, chars):
+        head = f"[{n}] {citation(c)}{change_note(c, numbers)}"
+        return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
     for c in chosen:
 
         def block(chars, c=c):
-            head = f"[{len(used) + 1}] {citation(c)}{change_note(c, numbers)}"
-            return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+            return render(len(used) + 1, c, chars)
 
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
@@ -1357,9 +1363,15 @@ def packet(
                 break
             blocks.append(block(chars))
             used.append(c)
+            room.append(chars)
             break
         blocks.append(block(chars))
         used.append(c)
+        room.append(chars)
+    if len(used) < len(chosen):
+        # a mark names only blocks shown (never longer than before: the budget still holds)
+        numbers = {c["chunk_id"]: n for n, c in enumerate(used, 1)}
+        blocks = [render(n, c, chars) for n, (c, chars) in enumerate(zip(used, room, strict=True), 1)]
     if not used:
         blocks = ["(nothing found)\n\n"]
     text = fixed + "".join(blocks) + hint_text + provenance(used)

@@ -5209,6 +5209,8 @@ def change_note(c, numbers):
     if not change:
         return ""
     refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
+    if not refs:  # the passages it is marked against did not fit the budget
+        return ""
     if change["kind"] == "disagrees":
         return f" (disagrees with {refs}, the same day)"
     if change["kind"] == "later":
@@ -5304,13 +5306,17 @@ def packet(
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
     fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
-    used, blocks = [], []
+    used, blocks, room = [], [], []
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
+
+    def render(n, c, chars):
+        head = f"[{n}] {citation(c)}{change_note(c, numbers)}"
+        return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
     for c in chosen:
 
         def block(chars, c=c):
-            head = f"[{len(used) + 1}] {citation(c)}{change_note(c, numbers)}"
-            return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+            return render(len(used) + 1, c, chars)
 
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
@@ -5323,9 +5329,15 @@ def packet(
                 break
             blocks.append(block(chars))
             used.append(c)
+            room.append(chars)
             break
         blocks.append(block(chars))
         used.append(c)
+        room.append(chars)
+    if len(used) < len(chosen):
+        # a mark names only blocks shown (never longer than before: the budget still holds)
+        numbers = {c["chunk_id"]: n for n, c in enumerate(used, 1)}
+        blocks = [render(n, c, chars) for n, (c, chars) in enumerate(zip(used, room, strict=True), 1)]
     if not used:
         blocks = ["(nothing found)\n\n"]
     text = fixed + "".join(blocks) + hint_text + provenance(used)
@@ -7775,6 +7787,8 @@ def change_note(c, numbers):
     if not change:
         return ""
     refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
+    if not refs:  # the passages it is marked against did not fit the budget
+        return ""
     if change["kind"] == "disagrees":
         return f" (disagrees with {refs}, the same day)"
     if change["kind"] == "later":
@@ -7870,13 +7884,17 @@ def packet(
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
     fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
-    used, blocks = [], []
+    used, blocks, room = [], [], []
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
+
+    def render(n, c, chars):
+        head = f"[{n}] {citation(c)}{change_note(c, numbers)}"
+        return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
     for c in chosen:
 
         def block(chars, c=c):
-            head = f"[{len(used) + 1}] {citation(c)}{change_note(c, numbers)}"
-            return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+            return render(len(used) + 1, c, chars)
 
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
@@ -7889,9 +7907,15 @@ def packet(
                 break
             blocks.append(block(chars))
             used.append(c)
+            room.append(chars)
             break
         blocks.append(block(chars))
         used.append(c)
+        room.append(chars)
+    if len(used) < len(chosen):
+        # a mark names only blocks shown (never longer than before: the budget still holds)
+        numbers = {c["chunk_id"]: n for n, c in enumerate(used, 1)}
+        blocks = [render(n, c, chars) for n, (c, chars) in enumerate(zip(used, room, strict=True), 1)]
     if not used:
         blocks = ["(nothing found)\n\n"]
     text = fixed + "".join(blocks) + hint_text + provenance(used)
@@ -9780,6 +9804,8 @@ def change_note(c, numbers):
     if not change:
         return ""
     refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
+    if not refs:  # the passages it is marked against did not fit the budget
+        return ""
     if change["kind"] == "disagrees":
         return f" (disagrees with {refs}, the same day)"
     if change["kind"] == "later":
@@ -9875,13 +9901,17 @@ def packet(
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
     fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
-    used, blocks = [], []
+    used, blocks, room = [], [], []
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
+
+    def render(n, c, chars):
+        head = f"[{n}] {citation(c)}{change_note(c, numbers)}"
+        return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
     for c in chosen:
 
         def block(chars, c=c):
-            head = f"[{len(used) + 1}] {citation(c)}{change_note(c, numbers)}"
-            return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+            return render(len(used) + 1, c, chars)
 
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
@@ -9894,9 +9924,15 @@ def packet(
                 break
             blocks.append(block(chars))
             used.append(c)
+            room.append(chars)
             break
         blocks.append(block(chars))
         used.append(c)
+        room.append(chars)
+    if len(used) < len(chosen):
+        # a mark names only blocks shown (never longer than before: the budget still holds)
+        numbers = {c["chunk_id"]: n for n, c in enumerate(used, 1)}
+        blocks = [render(n, c, chars) for n, (c, chars) in enumerate(zip(used, room, strict=True), 1)]
     if not used:
         blocks = ["(nothing found)\n\n"]
     text = fixed + "".join(blocks) + hint_text + provenance(used)
@@ -12162,6 +12198,8 @@ def change_note(c, numbers):
     if not change:
         return ""
     refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
+    if not refs:  # the passages it is marked against did not fit the budget
+        return ""
     if change["kind"] == "disagrees":
         return f" (disagrees with {refs}, the same day)"
     if change["kind"] == "later":
@@ -12257,13 +12295,17 @@ def packet(
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
     fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
-    used, blocks = [], []
+    used, blocks, room = [], [], []
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
+
+    def render(n, c, chars):
+        head = f"[{n}] {citation(c)}{change_note(c, numbers)}"
+        return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
     for c in chosen:
 
         def block(chars, c=c):
-            head = f"[{len(used) + 1}] {citation(c)}{change_note(c, numbers)}"
-            return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+            return render(len(used) + 1, c, chars)
 
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
@@ -12276,9 +12318,15 @@ def packet(
                 break
             blocks.append(block(chars))
             used.append(c)
+            room.append(chars)
             break
         blocks.append(block(chars))
         used.append(c)
+        room.append(chars)
+    if len(used) < len(chosen):
+        # a mark names only blocks shown (never longer than before: the budget still holds)
+        numbers = {c["chunk_id"]: n for n, c in enumerate(used, 1)}
+        blocks = [render(n, c, chars) for n, (c, chars) in enumerate(zip(used, room, strict=True), 1)]
     if not used:
         blocks = ["(nothing found)\n\n"]
     text = fixed + "".join(blocks) + hint_text + provenance(used)
@@ -13729,6 +13777,8 @@ def change_note(c, numbers):
     if not change:
         return ""
     refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
+    if not refs:  # the passages it is marked against did not fit the budget
+        return ""
     if change["kind"] == "disagrees":
         return f" (disagrees with {refs}, the same day)"
     if change["kind"] == "later":
@@ -13824,13 +13874,17 @@ def packet(
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
     fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
-    used, blocks = [], []
+    used, blocks, room = [], [], []
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
+
+    def render(n, c, chars):
+        head = f"[{n}] {citation(c)}{change_note(c, numbers)}"
+        return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
     for c in chosen:
 
         def block(chars, c=c):
-            head = f"[{len(used) + 1}] {citation(c)}{change_note(c, numbers)}"
-            return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+            return render(len(used) + 1, c, chars)
 
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
@@ -13843,9 +13897,15 @@ def packet(
                 break
             blocks.append(block(chars))
             used.append(c)
+            room.append(chars)
             break
         blocks.append(block(chars))
         used.append(c)
+        room.append(chars)
+    if len(used) < len(chosen):
+        # a mark names only blocks shown (never longer than before: the budget still holds)
+        numbers = {c["chunk_id"]: n for n, c in enumerate(used, 1)}
+        blocks = [render(n, c, chars) for n, (c, chars) in enumerate(zip(used, room, strict=True), 1)]
     if not used:
         blocks = ["(nothing found)\n\n"]
     text = fixed + "".join(blocks) + hint_text + provenance(used)
@@ -15915,6 +15975,8 @@ def change_note(c, numbers):
     if not change:
         return ""
     refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
+    if not refs:  # the passages it is marked against did not fit the budget
+        return ""
     if change["kind"] == "disagrees":
         return f" (disagrees with {refs}, the same day)"
     if change["kind"] == "later":
@@ -16010,13 +16072,17 @@ def packet(
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
     fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
-    used, blocks = [], []
+    used, blocks, room = [], [], []
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
+
+    def render(n, c, chars):
+        head = f"[{n}] {citation(c)}{change_note(c, numbers)}"
+        return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
     for c in chosen:
 
         def block(chars, c=c):
-            head = f"[{len(used) + 1}] {citation(c)}{change_note(c, numbers)}"
-            return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+            return render(len(used) + 1, c, chars)
 
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
@@ -16029,9 +16095,15 @@ def packet(
                 break
             blocks.append(block(chars))
             used.append(c)
+            room.append(chars)
             break
         blocks.append(block(chars))
         used.append(c)
+        room.append(chars)
+    if len(used) < len(chosen):
+        # a mark names only blocks shown (never longer than before: the budget still holds)
+        numbers = {c["chunk_id"]: n for n, c in enumerate(used, 1)}
+        blocks = [render(n, c, chars) for n, (c, chars) in enumerate(zip(used, room, strict=True), 1)]
     if not used:
         blocks = ["(nothing found)\n\n"]
     text = fixed + "".join(blocks) + hint_text + provenance(used)
@@ -33993,6 +34065,8 @@ def change_note(c, numbers):
     if not change:
         return ""
     refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
+    if not refs:  # the passages it is marked against did not fit the budget
+        return ""
     if change["kind"] == "disagrees":
         return f" (disagrees with {refs}, the same day)"
     if change["kind"] == "later":
@@ -34088,13 +34162,17 @@ def packet(
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
     fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
-    used, blocks = [], []
+    used, blocks, room = [], [], []
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
+
+    def render(n, c, chars):
+        head = f"[{n}] {citation(c)}{change_note(c, numbers)}"
+        return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
     for c in chosen:
 
         def block(chars, c=c):
-            head = f"[{len(used) + 1}] {citation(c)}{change_note(c, numbers)}"
-            return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+            return render(len(used) + 1, c, chars)
 
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
@@ -34107,9 +34185,15 @@ def packet(
                 break
             blocks.append(block(chars))
             used.append(c)
+            room.append(chars)
             break
         blocks.append(block(chars))
         used.append(c)
+        room.append(chars)
+    if len(used) < len(chosen):
+        # a mark names only blocks shown (never longer than before: the budget still holds)
+        numbers = {c["chunk_id"]: n for n, c in enumerate(used, 1)}
+        blocks = [render(n, c, chars) for n, (c, chars) in enumerate(zip(used, room, strict=True), 1)]
     if not used:
         blocks = ["(nothing found)\n\n"]
     text = fixed + "".join(blocks) + hint_text + provenance(used)
@@ -35878,6 +35962,8 @@ def change_note(c, numbers):
     if not change:
         return ""
     refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
+    if not refs:  # the passages it is marked against did not fit the budget
+        return ""
     if change["kind"] == "disagrees":
         return f" (disagrees with {refs}, the same day)"
     if change["kind"] == "later":
@@ -35973,13 +36059,17 @@ def packet(
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
     fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
-    used, blocks = [], []
+    used, blocks, room = [], [], []
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
+
+    def render(n, c, chars):
+        head = f"[{n}] {citation(c)}{change_note(c, numbers)}"
+        return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
     for c in chosen:
 
         def block(chars, c=c):
-            head = f"[{len(used) + 1}] {citation(c)}{change_note(c, numbers)}"
-            return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+            return render(len(used) + 1, c, chars)
 
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
@@ -35992,9 +36082,15 @@ def packet(
                 break
             blocks.append(block(chars))
             used.append(c)
+            room.append(chars)
             break
         blocks.append(block(chars))
         used.append(c)
+        room.append(chars)
+    if len(used) < len(chosen):
+        # a mark names only blocks shown (never longer than before: the budget still holds)
+        numbers = {c["chunk_id"]: n for n, c in enumerate(used, 1)}
+        blocks = [render(n, c, chars) for n, (c, chars) in enumerate(zip(used, room, strict=True), 1)]
     if not used:
         blocks = ["(nothing found)\n\n"]
     text = fixed + "".join(blocks) + hint_text + provenance(used)

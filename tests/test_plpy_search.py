@@ -1117,6 +1117,24 @@ def test_packet_cites_excerpts_and_leaves_out_weak_chunks():
     assert _sections(text) == ["# Context for: where does the zebra live", "## Evidence"]
 
 
+def test_a_change_mark_names_only_blocks_the_packet_shows():
+    newer = dict(
+        _candidate(1, body="My new manager is Tomasz."),
+        change={"kind": "later", "others": [2], "day": "2025-10-14", "update": True},
+    )
+    older = dict(
+        _candidate(2, body="My manager is Priya. " * 40),
+        change={"kind": "earlier", "others": [1], "day": "2025-03-02", "update": False},
+    )
+    ranked = _ranked([newer, older], {1: 1.0, 2: 0.9})
+    whole = search.packet("manager", ranked, [], REPORT, 4000, PACKET)
+    assert "(later, 2025-10-14: updates [2])" in whole["text"] and len(whole["used"]) == 2
+    # a budget that holds the first block only: its mark would point at nothing shown
+    tight = search.packet("manager", ranked, [], REPORT, 60, PACKET)
+    assert [u["chunk_id"] for u in tight["used"]] == [1]
+    assert "[2]" not in tight["text"] and "(later" not in tight["text"]
+
+
 def test_packet_cites_at_most_max_chunks():
     ranked = _ranked([_candidate(i, body=f"zebra {i}.") for i in range(1, 13)])
     out = search.packet("zebra", ranked, [], REPORT, 5000, PACKET)
