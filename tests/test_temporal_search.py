@@ -216,6 +216,35 @@ def test_a_named_month_ranks_that_months_notes_first(diary):
     assert found["report"]["temporal"]["span"] == {"first": "2014-03-01", "last": "2014-03-31"}
 
 
+@pytest.fixture(scope="module")
+def busy_day(cfg, template_db, tmp_path_factory) -> Iterator[Database]:
+    """More notes on one day than a small pool holds; the one that shares the question's word
+    ("family", BM25's stem famili) written last."""
+    root = tmp_path_factory.mktemp("busy")
+    bodies = [
+        "Worked on the garden shed all morning.",
+        "Paid the electricity bill online.",
+        "Read two chapters of the lighthouse novel.",
+        "Repotted the basil on the windowsill.",
+        "Lunch with the family at the harbour cafe, then a long walk.",
+    ]
+    for n, body in enumerate(bodies):
+        (root / f"note-{n}.md").write_text(f"---\nworkspace: personal\ndate: 2014-05-03\n---\n{body}\n")
+    with cloned_database(cfg, template_db, "exo_temporal_busy") as db:
+        pipeline.ingest(cfg, root, dbname=db.name)
+        yield db
+
+
+@pytest.mark.parametrize(
+    "question", ["Where did I eat with my family on 3 May 2014?", "families, 3 May 2014"]
+)
+def test_of_a_named_days_many_notes_the_one_that_shares_the_questions_word_comes_first(busy_day, question):
+    with busy_day.connect("exo_reader") as conn:
+        found = search_json(conn, question, as_of="2014-06-01", per_workspace=2)
+    assert found["results"][0]["path"] == "note-4.md"
+    assert found["results"][0]["stage"] == "exact"
+
+
 # -- recency is a preference, not a wall -----------------------------------------------------
 
 
