@@ -74,17 +74,26 @@ demo: setup
 	    "select exo.context_packet('Who is on call for the database, and how do I escalate?', 700)" -c \
 	    "select exo.context_packet('When did I last go running?', 400)"
 
-## test: set up, then run the whole suite against the real server (the 25 slowest listed)
-test: setup $(VENV)/.dev
-	$(BIN)/pytest --durations=25
+# $(call suite,MARKS,N): the tests MARKS selects ("" or "not e2e and ") that are not marked serial,
+# in two processes at once (pytest-xdist, a file each; the real models are started once for the
+# run, by the first process that needs them: tests/support/models.py), then the serial ones alone,
+# each part listing its N slowest; the user's server is noted once for both parts
+# (tests/support/runtime.py, MARK_FILE). Both parts run whatever the first gave, so a failure in
+# one hides none of the other's.
+suite = mark=$$(mktemp) && trap 'rm -f "$$mark"' EXIT && \
+	EXO_TEST_USER_MARK=$$mark $(BIN)/pytest -n 2 --dist loadfile -m "$(1)not serial" --durations=$(2); parallel=$$?; \
+	EXO_TEST_USER_MARK=$$mark $(BIN)/pytest -m "$(1)serial" --durations=$(2); serial=$$?; \
+	exit $$(( parallel || serial ))
 
-## test-fast: the unit and db tiers, without the real models (tests/conftest.py, tier): two
-## processes at once (pytest-xdist, a file each), then the tests marked serial alone; the user's
-## server is noted once for both runs (tests/support/runtime.py, MARK_FILE)
+## test: set up, then run the whole suite against the real server, the real models included
+## (suite: two processes, then the serial tests alone), listing the 25 slowest of each part
+test: setup $(VENV)/.dev
+	$(call suite,,25)
+
+## test-fast: the unit and db tiers, without the real models (tests/conftest.py, tier), as test
+## runs the whole suite, listing the 10 slowest of each part
 test-fast: setup $(VENV)/.dev
-	mark=$$(mktemp) && trap 'rm -f "$$mark"' EXIT && \
-	EXO_TEST_USER_MARK=$$mark $(BIN)/pytest -n 2 --dist loadfile -m "not e2e and not serial" --durations=10 && \
-	EXO_TEST_USER_MARK=$$mark $(BIN)/pytest -m "not e2e and serial"
+	$(call suite,not e2e and ,10)
 
 ## lint: ruff, ruff format, plpgsql_check
 lint: setup $(VENV)/.dev

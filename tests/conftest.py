@@ -27,7 +27,7 @@ from support.db import (
     server,
     template_loader,
 )
-from support.models import RealModels, real_models
+from support.models import RealModels, real_models, share_models, stop_shared_models
 from support.runtime import ServerMark, first_mark, isolate, seed_root
 
 from exocortex.config import Config
@@ -111,8 +111,20 @@ def empty_db(cfg: Config) -> Iterator[Database]:
         retire_database(db)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The run's first process names the folder of its real models (support/models.py)."""
+    if not hasattr(config, "workerinput"):
+        share_models()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The run's first process stops its real models once every process is done."""
+    if not hasattr(config, "workerinput"):
+        stop_shared_models(CFG)
+
+
 @pytest.fixture(scope="session", name="real_models")
-def real_models_fixture(cfg: Config, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealModels]:
-    """The real local models (Gemma 3 270M in llama-server, MiniLM), on ports of the session's own."""
-    with real_models(cfg, tmp_path_factory.mktemp("models")) as models:
-        yield models
+def real_models_fixture(cfg: Config) -> RealModels:
+    """The real local models (Gemma 3 270M in llama-server, MiniLM), on ports of the run's own,
+    shared by its processes."""
+    return real_models(cfg)

@@ -142,6 +142,7 @@ def test_a_setting_that_is_not_a_size_bounds_readers_by_the_default(db):
         assert size.fetchone()[0] == 300_000_000
 
 
+@pytest.mark.serial  # it counts every reader session on the server, another process's too: alone
 def test_reader_sessions_of_every_profile_together_stop_at_the_limit(db):
     """Profiles add login roles, not memory: past reader.connection_limit reader sessions in
     all, whichever roles they are, a reader's login is refused; a trusted role's is not."""
