@@ -91,7 +91,12 @@ def pool_candidates(search, pools):
     """The merged pool: every workspace's hits with their chunk and document (and, for a chat
     chunk, its conversation, senders, first time and messages), by chunk id."""
     return hit_candidates(
-        search, [dict(h, lexical=p.lexical.get(h["chunk_id"], 0.0)) for p in pools for h in p.hits]
+        search,
+        [
+            dict(h, lexical=None if p.lexical is None else p.lexical.get(h["chunk_id"], 0.0))
+            for p in pools
+            for h in p.hits
+        ],
     )
 
 

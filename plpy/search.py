@@ -285,8 +285,9 @@ class WorkspacePool:
         self.seen = set()
         self.stages = []
         # each chunk's BM25 score over the best of this workspace's lexical stage (0..1), also for
-        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank
-        self.lexical = {}
+        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank;
+        # None while the stage has not run here (an earlier stage was confident enough)
+        self.lexical = None
 
     @property
     def confident(self):
@@ -303,8 +304,8 @@ class WorkspacePool:
     def admit(self, stage, rows):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
         admitted = 0
-        if stage == "lexical" and rows:
-            best = max(row["score"] for row in rows)
+        if stage == "lexical":
+            best = max((row["score"] for row in rows), default=0.0)
             self.lexical = {row["chunk_id"]: row["score"] / best for row in rows} if best > 0 else {}
         for row in rows:
             chunk = row["chunk_id"]
@@ -481,14 +482,18 @@ def deterministic_relevance(candidate, weights):
     the share of the question's words it holds and, lexical_share of that term, BM25's score of
     it over the best of its workspace's lexical stage (0 where BM25 did not rank it), so a
     passage BM25 ranks first is not lost among near neighbours that hold as many of the words.
+    Where the lexical stage did not run in its workspace (lexical None: an identifier or a name
+    found enough), the share of words alone.
     The answer of a typed walk (match "path") matches the question by the walk: its entity and
     relation words chose the chunk, which need share no word with it ("the sister of X works
     for" ends at a team mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
     if candidate.get("match") == "path":
         return 0.5 * stage + 0.5
-    share = weights["lexical_share"]
-    words = (1.0 - share) * (candidate.get("coverage") or 0.0) + share * (candidate.get("lexical") or 0.0)
+    coverage = candidate.get("coverage") or 0.0
+    lexical = candidate.get("lexical")
+    share = 0.0 if lexical is None else weights["lexical_share"]
+    words = (1.0 - share) * coverage + share * (lexical or 0.0)
     return 0.5 * stage + 0.5 * words
 
 

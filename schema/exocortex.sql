@@ -4316,8 +4316,9 @@ class WorkspacePool:
         self.seen = set()
         self.stages = []
         # each chunk's BM25 score over the best of this workspace's lexical stage (0..1), also for
-        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank
-        self.lexical = {}
+        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank;
+        # None while the stage has not run here (an earlier stage was confident enough)
+        self.lexical = None
 
     @property
     def confident(self):
@@ -4334,8 +4335,8 @@ class WorkspacePool:
     def admit(self, stage, rows):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
         admitted = 0
-        if stage == "lexical" and rows:
-            best = max(row["score"] for row in rows)
+        if stage == "lexical":
+            best = max((row["score"] for row in rows), default=0.0)
             self.lexical = {row["chunk_id"]: row["score"] / best for row in rows} if best > 0 else {}
         for row in rows:
             chunk = row["chunk_id"]
@@ -4499,14 +4500,18 @@ def deterministic_relevance(candidate, weights):
     the share of the question's words it holds and, lexical_share of that term, BM25's score of
     it over the best of its workspace's lexical stage (0 where BM25 did not rank it), so a
     passage BM25 ranks first is not lost among near neighbours that hold as many of the words.
+    Where the lexical stage did not run in its workspace (lexical None: an identifier or a name
+    found enough), the share of words alone.
     The answer of a typed walk (match "path") matches the question by the walk: its entity and
     relation words chose the chunk, which need share no word with it ("the sister of X works
     for" ends at a team mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
     if candidate.get("match") == "path":
         return 0.5 * stage + 0.5
-    share = weights["lexical_share"]
-    words = (1.0 - share) * (candidate.get("coverage") or 0.0) + share * (candidate.get("lexical") or 0.0)
+    coverage = candidate.get("coverage") or 0.0
+    lexical = candidate.get("lexical")
+    share = 0.0 if lexical is None else weights["lexical_share"]
+    words = (1.0 - share) * coverage + share * (lexical or 0.0)
     return 0.5 * stage + 0.5 * words
 
 def priority(candidate, weights, recency=True):
@@ -6894,8 +6899,9 @@ class WorkspacePool:
         self.seen = set()
         self.stages = []
         # each chunk's BM25 score over the best of this workspace's lexical stage (0..1), also for
-        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank
-        self.lexical = {}
+        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank;
+        # None while the stage has not run here (an earlier stage was confident enough)
+        self.lexical = None
 
     @property
     def confident(self):
@@ -6912,8 +6918,8 @@ class WorkspacePool:
     def admit(self, stage, rows):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
         admitted = 0
-        if stage == "lexical" and rows:
-            best = max(row["score"] for row in rows)
+        if stage == "lexical":
+            best = max((row["score"] for row in rows), default=0.0)
             self.lexical = {row["chunk_id"]: row["score"] / best for row in rows} if best > 0 else {}
         for row in rows:
             chunk = row["chunk_id"]
@@ -7077,14 +7083,18 @@ def deterministic_relevance(candidate, weights):
     the share of the question's words it holds and, lexical_share of that term, BM25's score of
     it over the best of its workspace's lexical stage (0 where BM25 did not rank it), so a
     passage BM25 ranks first is not lost among near neighbours that hold as many of the words.
+    Where the lexical stage did not run in its workspace (lexical None: an identifier or a name
+    found enough), the share of words alone.
     The answer of a typed walk (match "path") matches the question by the walk: its entity and
     relation words chose the chunk, which need share no word with it ("the sister of X works
     for" ends at a team mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
     if candidate.get("match") == "path":
         return 0.5 * stage + 0.5
-    share = weights["lexical_share"]
-    words = (1.0 - share) * (candidate.get("coverage") or 0.0) + share * (candidate.get("lexical") or 0.0)
+    coverage = candidate.get("coverage") or 0.0
+    lexical = candidate.get("lexical")
+    share = 0.0 if lexical is None else weights["lexical_share"]
+    words = (1.0 - share) * coverage + share * (lexical or 0.0)
     return 0.5 * stage + 0.5 * words
 
 def priority(candidate, weights, recency=True):
@@ -8911,8 +8921,9 @@ class WorkspacePool:
         self.seen = set()
         self.stages = []
         # each chunk's BM25 score over the best of this workspace's lexical stage (0..1), also for
-        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank
-        self.lexical = {}
+        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank;
+        # None while the stage has not run here (an earlier stage was confident enough)
+        self.lexical = None
 
     @property
     def confident(self):
@@ -8929,8 +8940,8 @@ class WorkspacePool:
     def admit(self, stage, rows):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
         admitted = 0
-        if stage == "lexical" and rows:
-            best = max(row["score"] for row in rows)
+        if stage == "lexical":
+            best = max((row["score"] for row in rows), default=0.0)
             self.lexical = {row["chunk_id"]: row["score"] / best for row in rows} if best > 0 else {}
         for row in rows:
             chunk = row["chunk_id"]
@@ -9094,14 +9105,18 @@ def deterministic_relevance(candidate, weights):
     the share of the question's words it holds and, lexical_share of that term, BM25's score of
     it over the best of its workspace's lexical stage (0 where BM25 did not rank it), so a
     passage BM25 ranks first is not lost among near neighbours that hold as many of the words.
+    Where the lexical stage did not run in its workspace (lexical None: an identifier or a name
+    found enough), the share of words alone.
     The answer of a typed walk (match "path") matches the question by the walk: its entity and
     relation words chose the chunk, which need share no word with it ("the sister of X works
     for" ends at a team mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
     if candidate.get("match") == "path":
         return 0.5 * stage + 0.5
-    share = weights["lexical_share"]
-    words = (1.0 - share) * (candidate.get("coverage") or 0.0) + share * (candidate.get("lexical") or 0.0)
+    coverage = candidate.get("coverage") or 0.0
+    lexical = candidate.get("lexical")
+    share = 0.0 if lexical is None else weights["lexical_share"]
+    words = (1.0 - share) * coverage + share * (lexical or 0.0)
     return 0.5 * stage + 0.5 * words
 
 def priority(candidate, weights, recency=True):
@@ -11305,8 +11320,9 @@ class WorkspacePool:
         self.seen = set()
         self.stages = []
         # each chunk's BM25 score over the best of this workspace's lexical stage (0..1), also for
-        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank
-        self.lexical = {}
+        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank;
+        # None while the stage has not run here (an earlier stage was confident enough)
+        self.lexical = None
 
     @property
     def confident(self):
@@ -11323,8 +11339,8 @@ class WorkspacePool:
     def admit(self, stage, rows):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
         admitted = 0
-        if stage == "lexical" and rows:
-            best = max(row["score"] for row in rows)
+        if stage == "lexical":
+            best = max((row["score"] for row in rows), default=0.0)
             self.lexical = {row["chunk_id"]: row["score"] / best for row in rows} if best > 0 else {}
         for row in rows:
             chunk = row["chunk_id"]
@@ -11488,14 +11504,18 @@ def deterministic_relevance(candidate, weights):
     the share of the question's words it holds and, lexical_share of that term, BM25's score of
     it over the best of its workspace's lexical stage (0 where BM25 did not rank it), so a
     passage BM25 ranks first is not lost among near neighbours that hold as many of the words.
+    Where the lexical stage did not run in its workspace (lexical None: an identifier or a name
+    found enough), the share of words alone.
     The answer of a typed walk (match "path") matches the question by the walk: its entity and
     relation words chose the chunk, which need share no word with it ("the sister of X works
     for" ends at a team mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
     if candidate.get("match") == "path":
         return 0.5 * stage + 0.5
-    share = weights["lexical_share"]
-    words = (1.0 - share) * (candidate.get("coverage") or 0.0) + share * (candidate.get("lexical") or 0.0)
+    coverage = candidate.get("coverage") or 0.0
+    lexical = candidate.get("lexical")
+    share = 0.0 if lexical is None else weights["lexical_share"]
+    words = (1.0 - share) * coverage + share * (lexical or 0.0)
     return 0.5 * stage + 0.5 * words
 
 def priority(candidate, weights, recency=True):
@@ -12884,8 +12904,9 @@ class WorkspacePool:
         self.seen = set()
         self.stages = []
         # each chunk's BM25 score over the best of this workspace's lexical stage (0..1), also for
-        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank
-        self.lexical = {}
+        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank;
+        # None while the stage has not run here (an earlier stage was confident enough)
+        self.lexical = None
 
     @property
     def confident(self):
@@ -12902,8 +12923,8 @@ class WorkspacePool:
     def admit(self, stage, rows):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
         admitted = 0
-        if stage == "lexical" and rows:
-            best = max(row["score"] for row in rows)
+        if stage == "lexical":
+            best = max((row["score"] for row in rows), default=0.0)
             self.lexical = {row["chunk_id"]: row["score"] / best for row in rows} if best > 0 else {}
         for row in rows:
             chunk = row["chunk_id"]
@@ -13067,14 +13088,18 @@ def deterministic_relevance(candidate, weights):
     the share of the question's words it holds and, lexical_share of that term, BM25's score of
     it over the best of its workspace's lexical stage (0 where BM25 did not rank it), so a
     passage BM25 ranks first is not lost among near neighbours that hold as many of the words.
+    Where the lexical stage did not run in its workspace (lexical None: an identifier or a name
+    found enough), the share of words alone.
     The answer of a typed walk (match "path") matches the question by the walk: its entity and
     relation words chose the chunk, which need share no word with it ("the sister of X works
     for" ends at a team mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
     if candidate.get("match") == "path":
         return 0.5 * stage + 0.5
-    share = weights["lexical_share"]
-    words = (1.0 - share) * (candidate.get("coverage") or 0.0) + share * (candidate.get("lexical") or 0.0)
+    coverage = candidate.get("coverage") or 0.0
+    lexical = candidate.get("lexical")
+    share = 0.0 if lexical is None else weights["lexical_share"]
+    words = (1.0 - share) * coverage + share * (lexical or 0.0)
     return 0.5 * stage + 0.5 * words
 
 def priority(candidate, weights, recency=True):
@@ -15082,8 +15107,9 @@ class WorkspacePool:
         self.seen = set()
         self.stages = []
         # each chunk's BM25 score over the best of this workspace's lexical stage (0..1), also for
-        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank
-        self.lexical = {}
+        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank;
+        # None while the stage has not run here (an earlier stage was confident enough)
+        self.lexical = None
 
     @property
     def confident(self):
@@ -15100,8 +15126,8 @@ class WorkspacePool:
     def admit(self, stage, rows):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
         admitted = 0
-        if stage == "lexical" and rows:
-            best = max(row["score"] for row in rows)
+        if stage == "lexical":
+            best = max((row["score"] for row in rows), default=0.0)
             self.lexical = {row["chunk_id"]: row["score"] / best for row in rows} if best > 0 else {}
         for row in rows:
             chunk = row["chunk_id"]
@@ -15265,14 +15291,18 @@ def deterministic_relevance(candidate, weights):
     the share of the question's words it holds and, lexical_share of that term, BM25's score of
     it over the best of its workspace's lexical stage (0 where BM25 did not rank it), so a
     passage BM25 ranks first is not lost among near neighbours that hold as many of the words.
+    Where the lexical stage did not run in its workspace (lexical None: an identifier or a name
+    found enough), the share of words alone.
     The answer of a typed walk (match "path") matches the question by the walk: its entity and
     relation words chose the chunk, which need share no word with it ("the sister of X works
     for" ends at a team mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
     if candidate.get("match") == "path":
         return 0.5 * stage + 0.5
-    share = weights["lexical_share"]
-    words = (1.0 - share) * (candidate.get("coverage") or 0.0) + share * (candidate.get("lexical") or 0.0)
+    coverage = candidate.get("coverage") or 0.0
+    lexical = candidate.get("lexical")
+    share = 0.0 if lexical is None else weights["lexical_share"]
+    words = (1.0 - share) * coverage + share * (lexical or 0.0)
     return 0.5 * stage + 0.5 * words
 
 def priority(candidate, weights, recency=True):
@@ -33172,8 +33202,9 @@ class WorkspacePool:
         self.seen = set()
         self.stages = []
         # each chunk's BM25 score over the best of this workspace's lexical stage (0..1), also for
-        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank
-        self.lexical = {}
+        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank;
+        # None while the stage has not run here (an earlier stage was confident enough)
+        self.lexical = None
 
     @property
     def confident(self):
@@ -33190,8 +33221,8 @@ class WorkspacePool:
     def admit(self, stage, rows):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
         admitted = 0
-        if stage == "lexical" and rows:
-            best = max(row["score"] for row in rows)
+        if stage == "lexical":
+            best = max((row["score"] for row in rows), default=0.0)
             self.lexical = {row["chunk_id"]: row["score"] / best for row in rows} if best > 0 else {}
         for row in rows:
             chunk = row["chunk_id"]
@@ -33355,14 +33386,18 @@ def deterministic_relevance(candidate, weights):
     the share of the question's words it holds and, lexical_share of that term, BM25's score of
     it over the best of its workspace's lexical stage (0 where BM25 did not rank it), so a
     passage BM25 ranks first is not lost among near neighbours that hold as many of the words.
+    Where the lexical stage did not run in its workspace (lexical None: an identifier or a name
+    found enough), the share of words alone.
     The answer of a typed walk (match "path") matches the question by the walk: its entity and
     relation words chose the chunk, which need share no word with it ("the sister of X works
     for" ends at a team mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
     if candidate.get("match") == "path":
         return 0.5 * stage + 0.5
-    share = weights["lexical_share"]
-    words = (1.0 - share) * (candidate.get("coverage") or 0.0) + share * (candidate.get("lexical") or 0.0)
+    coverage = candidate.get("coverage") or 0.0
+    lexical = candidate.get("lexical")
+    share = 0.0 if lexical is None else weights["lexical_share"]
+    words = (1.0 - share) * coverage + share * (lexical or 0.0)
     return 0.5 * stage + 0.5 * words
 
 def priority(candidate, weights, recency=True):
@@ -35069,8 +35104,9 @@ class WorkspacePool:
         self.seen = set()
         self.stages = []
         # each chunk's BM25 score over the best of this workspace's lexical stage (0..1), also for
-        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank
-        self.lexical = {}
+        # a chunk an earlier stage admitted: how strongly the words rank it, fused with the rerank;
+        # None while the stage has not run here (an earlier stage was confident enough)
+        self.lexical = None
 
     @property
     def confident(self):
@@ -35087,8 +35123,8 @@ class WorkspacePool:
     def admit(self, stage, rows):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
         admitted = 0
-        if stage == "lexical" and rows:
-            best = max(row["score"] for row in rows)
+        if stage == "lexical":
+            best = max((row["score"] for row in rows), default=0.0)
             self.lexical = {row["chunk_id"]: row["score"] / best for row in rows} if best > 0 else {}
         for row in rows:
             chunk = row["chunk_id"]
@@ -35252,14 +35288,18 @@ def deterministic_relevance(candidate, weights):
     the share of the question's words it holds and, lexical_share of that term, BM25's score of
     it over the best of its workspace's lexical stage (0 where BM25 did not rank it), so a
     passage BM25 ranks first is not lost among near neighbours that hold as many of the words.
+    Where the lexical stage did not run in its workspace (lexical None: an identifier or a name
+    found enough), the share of words alone.
     The answer of a typed walk (match "path") matches the question by the walk: its entity and
     relation words chose the chunk, which need share no word with it ("the sister of X works
     for" ends at a team mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
     if candidate.get("match") == "path":
         return 0.5 * stage + 0.5
-    share = weights["lexical_share"]
-    words = (1.0 - share) * (candidate.get("coverage") or 0.0) + share * (candidate.get("lexical") or 0.0)
+    coverage = candidate.get("coverage") or 0.0
+    lexical = candidate.get("lexical")
+    share = 0.0 if lexical is None else weights["lexical_share"]
+    words = (1.0 - share) * coverage + share * (lexical or 0.0)
     return 0.5 * stage + 0.5 * words
 
 def priority(candidate, weights, recency=True):
@@ -38331,7 +38371,12 @@ def pool_candidates(search, pools):
     """The merged pool: every workspace's hits with their chunk and document (and, for a chat
     chunk, its conversation, senders, first time and messages), by chunk id."""
     return hit_candidates(
-        search, [dict(h, lexical=p.lexical.get(h["chunk_id"], 0.0)) for p in pools for h in p.hits]
+        search,
+        [
+            dict(h, lexical=None if p.lexical is None else p.lexical.get(h["chunk_id"], 0.0))
+            for p in pools
+            for h in p.hits
+        ],
     )
 
 def hit_candidates(search, hits):

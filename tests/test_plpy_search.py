@@ -349,6 +349,7 @@ def test_pool_dedups_across_stages_and_stops_on_enough_confident():
 def test_the_pool_keeps_each_chunks_bm25_strength_also_for_a_chunk_an_earlier_stage_admitted():
     pool = search.WorkspacePool("technical", cap=10, need=8)
     pool.admit("exact", [_row(1)])
+    assert pool.lexical is None  # BM25 has not ranked this workspace's pool
     pool.admit("lexical", [_row(2, score=8.0), _row(1, score=4.0), _row(3, score=2.0)])
     assert pool.lexical == {2: 1.0, 1: 0.5, 3: 0.25}
     assert [h["stage"] for h in pool.hits] == ["exact", "lexical", "lexical"]
@@ -549,6 +550,13 @@ def test_priority_and_deterministic_relevance():
 def test_of_chunks_holding_as_many_of_the_words_the_one_bm25_ranks_higher_is_more_relevant():
     first, second = (_candidate(i, coverage=1.0, lexical=strength) for i, strength in ((1, 1.0), (2, 0.6)))
     assert search.deterministic_relevance(first, WEIGHTS) > search.deterministic_relevance(second, WEIGHTS)
+    # where the workspace's lexical stage did not run, the share of words alone: no penalty for
+    # having been found by an identifier in a workspace that needed no BM25
+    unranked = _candidate(3, coverage=1.0, lexical=None)
+    assert search.deterministic_relevance(unranked, WEIGHTS) == search.deterministic_relevance(
+        _candidate(3, coverage=1.0, lexical=1.0), WEIGHTS
+    )
+    assert search.deterministic_relevance(unranked, WEIGHTS) > search.deterministic_relevance(second, WEIGHTS)
     # without its share, BM25's order counts for nothing
     words_only = dict(WEIGHTS, lexical_share=0.0)
     assert search.deterministic_relevance(first, words_only) == search.deterministic_relevance(
