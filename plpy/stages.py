@@ -160,12 +160,12 @@ class StageSearch:
         if q.titles or q.files:
             for r in self.run_stage("document", ws, bands, {"title_keys": q.titles, "file_names": q.files}):
                 rows.append(self.candidate(r, True, match="document", detail="document " + r["detail"]))
+        # "GNU/Linux" in more passages than a pool needs confident identifies none of them: the
+        # first of them join the pool unconfident, leaving room for the lexical stage, which ranks
+        # by all the question's words
+        need = min(self.per_workspace, self.settings["retrieval.confident_needed"])
         for ident in q.idents:
             found = self.run_stage("identifier", ws, bands, {"identifier": ident})
-            # "GNU/Linux" in more passages than a pool needs confident identifies none of them:
-            # the first of them join the pool unconfident, leaving room for the lexical stage,
-            # which ranks by all the question's words
-            need = min(self.per_workspace, self.settings["retrieval.confident_needed"])
             rare = len(found) <= need
             if not rare:
                 self.common_idents.add(ident)
