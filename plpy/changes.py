@@ -33,7 +33,17 @@ import re
 
 from currency import CURRENCY_SIGNS
 from months import MONTHS
-from search import _CHAT_LABEL, _WORD, MEASURES, STOPWORDS, answering_line, query_words, stem
+from search import (
+    _AUXILIARIES,
+    _CHAT_LABEL,
+    _DETERMINERS,
+    _WORD,
+    MEASURES,
+    STOPWORDS,
+    answering_line,
+    query_words,
+    stem,
+)
 
 # A question about the present: a present-tense auxiliary or copula ("s": "What's"), or a word
 # of the present; one in the past tense is about a time before.
@@ -147,9 +157,23 @@ SPECIFIC = re.compile(r"number \w+|weekday|name \S+")
 
 def differ(a, b):
     """Whether two statements' values ({(kind, value)}) tell different things: for some kind both
-    tell, they tell different values of it."""
+    tell, they tell different values of it (names as same_names() compares them)."""
     kinds = {k for k, _ in a} & {k for k, _ in b}
-    return any({v for k, v in a if k == kind} != {v for k, v in b if k == kind} for kind in kinds)
+    for kind in kinds:
+        x, y = {v for k, v in a if k == kind}, {v for k, v in b if k == kind}
+        if not (same_names(x, y) if kind.startswith("name") else x == y):
+            return True
+    return False
+
+
+def same_names(x, y):
+    """Whether two sets of names name the same: each name's words all in one of the other's, or
+    holding all of one's ("Okafor" of "Tomas Okafor is incident manager", whose first word opens
+    the sentence, is "Tomas Okafor")."""
+    x, y = [{frozenset(_WORD.findall(n.casefold())) for n in names} for names in (x, y)]
+    return all(any(n <= m or m <= n for m in y) for n in x) and all(
+        any(m <= n or n <= m for n in x) for m in y
+    )
 
 
 def without_opening(m, text):
@@ -262,16 +286,64 @@ def named_changed(text, asked):
     return named
 
 
-def stated(c, words, asked):
-    """What the candidate's answering line states: {line, values, about, time, day, source}."""
+# Words after which the next content word is a verb: a subject pronoun, an auxiliary (also the
+# ends of contracted ones: "I'm", "we're", "don't"), "to"; after a determiner it is a noun.
+_VERB_CUES = (
+    frozenset(["i", "you", "we", "they", "he", "she", "to", "m", "re", "ve", "ll", "t"]) | _AUXILIARIES
+)
+_USE_LOOK = 3
+
+
+def word_use(words, at):
+    """How words[at] (query_words) is used, by the nearest closed-class word of the _USE_LOOK
+    before it: "noun" after a determiner ("the Atlas closing report", "a living document"),
+    "verb" after a subject, an auxiliary or "to" ("Who do I report to?", "I live in York"),
+    else None (a line's first word, "Lives in the hallway cupboard")."""
+    for word in reversed(words[max(0, at - _USE_LOOK) : at]):
+        if word in _DETERMINERS:
+            return "noun"
+        if word in _VERB_CUES:
+            return "verb"
+    return None
+
+
+def word_uses(words):
+    """{stem: use} of the words of a question whose word_use() is known."""
+    return {stem(w): u for at, w in enumerate(words) if w not in STOPWORDS and (u := word_use(words, at))}
+
+
+def used_otherwise(text, asked_uses):
+    """The stems of the question's words (`asked_uses`: word_uses()) that a line holds only as another
+    part of speech: "the closing report" tells nothing of "Who do I report to?", "a living
+    document" nothing of "Where do I live?"."""
+    words = query_words(text)
+    seen = {}
+    for at, w in enumerate(words):
+        s = stem(w)
+        if s in asked_uses:
+            seen.setdefault(s, set()).add(word_use(words, at))
+    return {s for s, found in seen.items() if asked_uses[s] not in found and None not in found}
+
+
+# A transcript line's speaker after the time into the recording ("[00:02:54] Iris Calder: "): who
+# speaks and when in the meeting, no value the line tells.
+_SPEAKER = re.compile(r"^\[\d{1,2}:\d{2}(?::\d{2})?\]\s*[^:\n]{1,80}:\s")
+
+
+def stated(c, words, asked, asked_uses=None):
+    """What the candidate's answering line states: {line, values, about, time, day, source}; a
+    word of the question the line holds only as another part of speech (`asked_uses`: the
+    question's word_uses()) is not what it is about."""
     line = answering_line(c, words)
     label = _CHAT_LABEL.match(line)
     time = label.group(1) if label and len(label.group(1)) == 16 else c.get("written_at")
-    text = line[label.end() :] if label else line
+    text = line[label.end() :] if label else _SPEAKER.sub("", line)
     values, about = statement(text, asked)
+    other = used_otherwise(text, asked_uses or {})
+    near = {w: v for w, v in near_values(text, asked).items() if w not in other}
     chat = c.get("chat")
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
-    return {"values": values, "about": about, "near": near_values(text, asked), "time": time,
+    return {"values": values, "about": about - other, "near": near, "time": time,
             "day": (time or "")[:10], "source": source, "update": says_changed(text, asked),
             "named": named_changed(text, asked)}  # fmt: skip
 
@@ -312,8 +384,11 @@ def same_thing(a, b, asked):
     # allowance €2,400" and "the on-call rota is quiet, and Iris ..." tell nothing of one thing
     said_of = any(differ(a["near"].get(w, ()), b["near"].get(w, ())) for w in a["about"] & b["about"])
     # or a value both tell, but a bare count ("2025" of "Wednesday 12 March 2025" and "2025-07:
-    # rent €1,210 a month")
-    both = {v for v in a["values"] & b["values"] if v[0] != "number"}
+    # rent €1,210 a month"), where the newer line says it changes ("Switched to a Renault Zoe
+    # instead of the Volkswagen Golf"): lines that name one person beside others ("Attendees: ...,
+    # Tomas Okafor (engineering manager)" and "Manager: Tomas Okafor") tell no other value of it
+    newer = a if str(a["time"]) > str(b["time"]) else b
+    both = newer["update"] and {v for v in a["values"] & b["values"] if v[0] != "number"}
     shared = said_of or both or alike or updates
     return bool(shared) and differ(a["values"], b["values"])
 
@@ -327,7 +402,7 @@ def replaces(f, g):
     return any(k in kinds for k, _ in f["values"] - g["values"])
 
 
-def newer_from_pool(chosen, facts, pool, words, every, asked):
+def newer_from_pool(chosen, facts, pool, words, every, asked, asked_uses):
     """A statement the search ranked below the packet's cut (`pool`, in rank order) that is newer
     than one the packet cites about the question and differs from it ("I switched to a 50 GB
     plan." after "My phone plan has 20 GB of data"), or, where no cited line states a value with a
@@ -345,7 +420,7 @@ def newer_from_pool(chosen, facts, pool, words, every, asked):
     for c in pool:
         if c["chunk_id"] in cited:
             continue
-        f = stated(c, words, every)
+        f = stated(c, words, every, asked_uses)
         changed = [
             i
             for i, g in enumerate(facts)
@@ -382,9 +457,10 @@ def order_changes(query, chosen, report, pool=()):
         return chosen
     every = query_words(query)
     words = [w for w in every if w not in STOPWORDS]
-    facts = [stated(c, words, set(every)) for c in chosen]
+    asked_uses = word_uses(every)
+    facts = [stated(c, words, set(every), asked_uses) for c in chosen]
     asked = {stem(w) for w in words if len(w) >= 3}
-    chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked)
+    chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_uses)
     groups = []
     for i in range(len(chosen)):
         for g in groups:

@@ -256,6 +256,37 @@ def test_a_newer_statement_below_the_cut_takes_the_place_of_chatter():
                 "We have one platform now, the on-call rota is quiet, and Iris and I write runbooks on Fridays.",
             ],
         ),
+        # the question's word as another part of speech: a verb asked, a noun told ("the closing
+        # report" tells nothing of whom I report to), with names and a quote's first word beside it
+        (
+            "Who do I report to?",
+            [
+                "3. switch off db-prod-03 and write the Atlas closing report",
+                'I wrote the closing report in February and Tomas forwarded it with the subject line "Read this".',
+            ],
+        ),
+        # one person named beside others, no change said: the same value, not another
+        (
+            "Who is my manager?",
+            [
+                "- **Manager:** Tomas Okafor",
+                "- **Responders:** Sam Rivera (primary on-call), Iris Calder (secondary), Tomas Okafor (incident manager)",
+                "Attendees: Sam Rivera (Atlas lead), Iris Calder (DBA), Tomas Okafor (engineering manager).",
+            ],
+        ),
+        # a sentence's first word is no part of a name: "Okafor" of it is "Tomas Okafor"
+        (
+            "Who is my manager?",
+            ["My manager is Tomas Okafor.", "Tomas Okafor is my manager and incident lead."],
+        ),
+        # a transcript's time into the recording and its speaker are no values of the line
+        (
+            "Who is my manager?",
+            [
+                "[00:02:09] Tomas Okafor: Write that down as a risk, manager.",
+                "[00:02:54] Iris Calder: One more, manager.",
+            ],
+        ),
     ],
 )
 def test_no_change_is_said_where_none_is(question, bodies):
@@ -341,3 +372,35 @@ def test_a_name_the_question_writes_and_a_month_are_no_values_of_what_it_asks():
     budget = note(2, "2026-01-03", "- **Nov:** offer made on Gull Lane. If accepted: solicitor ~€1,800.")
     chosen = [diary, budget]
     assert changes.order_changes("Has my offer on the Gull Lane house been accepted?", chosen, {}) == chosen
+
+
+def test_a_word_of_the_question_used_as_another_part_of_speech_pulls_no_newer_line_in():
+    # "Where do I live?" asks a verb; "a living document" holds the word as a noun's modifier. A
+    # newer line sharing another word ("planning", "planned") neither joins it nor marks it.
+    cited = [
+        note(1, "2025-10-19", "I work with people I like, I live in a town by the sea."),
+        note(2, "2026-10-24", 'We are planning the move from PostgreSQL 16 to 18, and Iris has started a document '
+             'titled "Things That Will Definitely Go Wrong", which she assures me is "a living document".'),
+    ]  # fmt: skip
+    newer = note(3, "2026-11-22", "The manuscript: 58 of the planned 70 pages of revisions done.")
+    report = {}
+    assert changes.order_changes("Where do I live?", cited, report, [*cited, newer]) == cited
+    assert report["changes"] == []
+    # the same words used as the question uses them still tell a change
+    lived = [note(1, "2025-01-01", "I live in Leeds."), note(2, "2026-01-01", "We live in York now.")]
+    out = changes.order_changes("Where do I live?", lived, {})
+    assert [c["chunk_id"] for c in out] == [2, 1] and out[0]["change"]["kind"] == "later"
+    reports = [
+        note(1, "2025-01-01", "I report to Priya Nair."),
+        note(2, "2026-01-01", "I report to Tomasz Wolski now."),
+    ]
+    out = changes.order_changes("Who do I report to?", reports, {})
+    assert [c["chunk_id"] for c in out] == [2, 1] and out[1]["change"]["kind"] == "earlier"
+
+
+def test_a_word_is_used_as_the_words_before_it_say():
+    words = search.query_words("Who do I report to? I wrote the Atlas closing report. Lives in the cupboard")
+    assert changes.word_use(words, words.index("report")) == "verb"
+    assert changes.word_use(words, words.index("report", 4)) == "noun"  # "the Atlas closing report"
+    assert changes.word_use(words, words.index("lives")) is None
+    assert changes.word_uses(search.query_words("What's my rent?")) == {"rent": "noun"}
