@@ -33,6 +33,7 @@ import time
 
 from budget import allow
 from model_client import Endpoint, ModelError, embed
+from query_embedding import remembered
 from search import STOPWORDS, answering_line, chat_start, content_words, query_words, stem
 
 # Words that ask about a subject as a whole rather than one thing of it.
@@ -233,17 +234,20 @@ def stated_by(passages, own, words):
     )
 
 
-def embedding_meaning(setting, timeout_s, calls_per_minute, budget_store, cache):
+def embedding_meaning(setting, timeout_s, calls_per_minute, store, cache):
     """meaning(query, texts) for facts_about: cosine similarities by the embeddings endpoint of
     `setting` (a models.embeddings value), one call for the texts not in `cache` (a dict kept
-    for the session), within the session's "embed" budget; None when the call fails or the
-    budget is spent (the packet then chooses by words and evidence). After a failed call the
-    endpoint is not asked again for RETRY_AFTER_S: a hanging server costs one timeout a minute,
-    not one a packet."""
+    for the session), within the session's "embed" budget (`store`, the session's GD, which also
+    keeps the search's vector of the question: query_embedding.remembered, so a packet embeds its
+    question once); None when the call fails or the budget is spent (the packet then chooses by
+    words and evidence). After a failed call the endpoint is not asked again for RETRY_AFTER_S: a
+    hanging server costs one timeout a minute, not one a packet."""
 
     def meaning(query, texts):
         model = setting.get("model")
-        missing = [t for t in dict.fromkeys([query, *texts]) if (model, t) not in cache]
+        known = {t: cache[(model, t)] for t in texts if (model, t) in cache}
+        asked = cache.get((model, query)) or remembered(store, model, query)
+        missing = [t for t in dict.fromkeys(texts if asked else [query, *texts]) if t not in known]
         if missing:
             if time.monotonic() < cache.get("failed_until", 0.0):
                 return None
@@ -251,7 +255,7 @@ def embedding_meaning(setting, timeout_s, calls_per_minute, budget_store, cache)
                 endpoint = Endpoint.from_setting(dict(setting, timeout_s=timeout_s or 3))
             except ValueError:
                 return None  # no endpoint configured: nothing to ask
-            if not allow(budget_store, "embed", calls_per_minute):
+            if not allow(store, "embed", calls_per_minute):
                 return None
             try:
                 vectors = embed(endpoint, missing)
@@ -260,9 +264,11 @@ def embedding_meaning(setting, timeout_s, calls_per_minute, budget_store, cache)
                 return None
             if len(cache) + len(missing) > MAX_CACHED_VECTORS:
                 cache.clear()
-            cache.update({(model, t): v for t, v in zip(missing, vectors, strict=True)})
-        asked = cache[(model, query)]
-        return [cosine(asked, cache[(model, t)]) for t in texts]
+            fetched = dict(zip(missing, vectors, strict=True))
+            cache.update({(model, t): v for t, v in fetched.items()})
+            known.update(fetched)
+            asked = asked or fetched[query]
+        return [cosine(asked, known[t]) for t in texts]
 
     return meaning
 
