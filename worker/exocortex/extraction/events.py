@@ -45,6 +45,7 @@ from datetime import date, timedelta
 
 from exocortex.extraction import ner
 from exocortex.ingest.extract import mail_words
+from exocortex.plpy.currency import CURRENCY_SIGNS, CURRENCY_WORDS
 
 EXTRACTOR = "syntax/7"
 """The name each event keeps of what made it."""
@@ -162,12 +163,12 @@ _DURATION = re.compile(
     re.I,
 )
 _DISTANCE = re.compile(rf"\b{_NUMBER}\s*(km|kilometres?|kilometers?|miles?|mi)\b", re.I)
-_CURRENCY_SIGNS = {"£": "GBP", "$": "USD", "€": "EUR"}
-_CURRENCY_WORDS = {"pound": "GBP", "pounds": "GBP", "quid": "GBP", "dollar": "USD", "dollars": "USD",
-                   "euro": "EUR", "euros": "EUR", "gbp": "GBP", "usd": "USD", "eur": "EUR"}  # fmt: skip
+# A currency by its sign, its code or a word that names it (plpy/currency.py).
+_CURRENCY_CODES = {sign: code for code, sign in CURRENCY_SIGNS.items()}
+_CURRENCY_NAMES = CURRENCY_WORDS | {code.casefold(): code for code in CURRENCY_SIGNS}
 _MONEY = re.compile(
-    r"([£$€])\s?(\d[\d,]*(?:\.\d{1,2})?)"
-    r"|\b(\d[\d,]*(?:\.\d{1,2})?)\s?(pounds?|quid|dollars?|euros?|gbp|usd|eur)\b",
+    rf"([{''.join(map(re.escape, CURRENCY_SIGNS.values()))}])\s?(\d[\d,]*(?:\.\d{{1,2}})?)"
+    rf"|\b(\d[\d,]*(?:\.\d{{1,2}})?)\s?({'|'.join(sorted(_CURRENCY_NAMES, key=len, reverse=True))})\b",
     re.I,
 )
 # A stop after a measure's unit, then a capitalised word ("Swam 30 lengths in 55 min. Dinner with
@@ -312,8 +313,8 @@ def money_in(text: str) -> tuple[float | None, str | None]:
     if not m:
         return None, None
     if m.group(1):
-        return float(m.group(2).replace(",", "")), _CURRENCY_SIGNS[m.group(1)]
-    return float(m.group(3).replace(",", "")), _CURRENCY_WORDS[m.group(4).casefold()]
+        return float(m.group(2).replace(",", "")), _CURRENCY_CODES[m.group(1)]
+    return float(m.group(3).replace(",", "")), _CURRENCY_NAMES[m.group(4).casefold()]
 
 
 def count_in(clause_tokens, taken: str) -> tuple[float | None, str | None]:
