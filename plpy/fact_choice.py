@@ -21,10 +21,10 @@ passage about the question is of a later day (report.facts.not_current counts th
 
 A sensitive line (its attribute matches a pattern of packet.sensitive_facts: account numbers,
 identity and health data; or its value holds a number and a word that does: "IBAN XX00 ...") is
-shown only when the question asks for it, by those words or as close as the question that asks
-for it: never in a profile, never by evidence. Withheld facts stay as hints whatever the
-question. Words are compared by stem() ("live", "lives", "lived"). Meaning needs the embeddings
-endpoint; without it the other rules still choose.
+shown only when the question asks for it, by those words or by meaning as the line most like the
+question (its question at least the floor): never in a profile, never by evidence. Withheld facts
+stay as hints whatever the question. Words are compared by stem() ("live", "lives", "lived").
+Meaning needs the embeddings endpoint; without it the other rules still choose.
 """
 
 import math
@@ -95,10 +95,11 @@ def facts_about(query, facts, passages, report, settings, meaning=None):
         floor = max(settings.get("packet.fact_similarity", 0.4), max(best) - FACT_MARGIN)
     for n, f in enumerate(rows):
         private = sensitive(f)
-        if private:  # only when asked for: by those words, or by the question that asks for it
+        if private:  # only when asked for: by those words, or by the question that asks for it,
+            # the line most like the question (not the account beside "Where am I living now?")
             if private & asked:
                 shown[id(f)] = "words"
-            elif scores and scores[2 * n] >= floor:
+            elif scores and scores[2 * n] >= floor and best[n] == max(best):
                 shown[id(f)] = "meaning"
             continue
         own = frozenset(s.get("document_id") for s in f.get("sources") or [])

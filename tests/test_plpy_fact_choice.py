@@ -92,6 +92,19 @@ def test_meaning_finds_a_line_no_word_of_the_question_names():
     assert chosen("Who is my doctor?", meaning=lambda q, t: None)[0] == []
 
 
+def test_a_sensitive_line_by_meaning_only_where_it_is_the_line_most_like_the_question():
+    # "Where am I living now?" is as close to "What is my current account?" as the margin lets a
+    # second line be: the account number is not what it asks for
+    similar = {"What is my address?": 0.45, "What is my current account?": 0.42}
+
+    def meaning(query, texts):
+        return [similar.get(t, 0.1) for t in texts]
+
+    assert chosen("Where am I living now?", meaning=meaning)[0] == ["address", "lives_in"]
+    similar.update({"What is my current account?": 0.5})
+    assert chosen("Where am I living now?", meaning=meaning)[0] == ["address", "current_account", "lives_in"]
+
+
 def test_evidence_from_another_document_shows_the_value_it_states():
     diary = {
         "document_id": 7,
