@@ -33,7 +33,7 @@ import time
 
 from budget import allow
 from model_client import Endpoint, ModelError, embed
-from query_embedding import remembered
+from question_vector import kept_vector
 from search import STOPWORDS, answering_line, chat_start, content_words, query_words, stem
 
 # Words that ask about a subject as a whole rather than one thing of it.
@@ -239,7 +239,7 @@ def embedding_meaning(setting, timeout_s, calls_per_minute, store, cache):
     """meaning(query, texts) for facts_about: cosine similarities by the embeddings endpoint of
     `setting` (a models.embeddings value), one call for the texts not in `cache` (a dict kept
     for the session), within the session's "embed" budget (`store`, the session's GD, which also
-    keeps the search's vector of the question: query_embedding.remembered, so a packet embeds its
+    keeps the search's vector of the question: question_vector.kept_vector, so a packet embeds its
     question once); None when the call fails or the budget is spent (the packet then chooses by
     words and evidence). After a failed call the endpoint is not asked again for RETRY_AFTER_S: a
     hanging server costs one timeout a minute, not one a packet."""
@@ -247,7 +247,7 @@ def embedding_meaning(setting, timeout_s, calls_per_minute, store, cache):
     def meaning(query, texts):
         model = setting.get("model")
         known = {t: cache[(model, t)] for t in texts if (model, t) in cache}
-        asked = cache.get((model, query)) or remembered(store, model, query)
+        asked = cache.get((model, query)) or kept_vector(store, model, query)
         missing = [t for t in dict.fromkeys(texts if asked else [query, *texts]) if t not in known]
         if missing:
             if time.monotonic() < cache.get("failed_until", 0.0):

@@ -7,29 +7,15 @@ with exo.embed_query). The thread makes only the HTTP call (the server's API is 
 thread-safe). The search's thread waits for it asking for the statement's interrupts
 (model_client.Cancel.join), so a cancelled statement cuts the call off at once; close() cuts
 off a call still running and joins the thread before the search returns, on every path out.
-The vector is kept for the session (remembered) so that the packet built on the search
-(fact_choice.embedding_meaning) compares the question with its facts without embedding it again.
+The vector is kept for the session (question_vector.keep_vector) for the packet built on the search.
 """
 
-import json
 import threading
 import time
 
 from budget import allow
 from model_client import JOIN_AFTER_CANCEL_S, Cancel, embed_one
-
-REMEMBERED = "exo_query_vector"
-"""The key in the session's GD of the last search's (model, question, vector text)."""
-
-
-def remember(store, model, question, vector_text):
-    store[REMEMBERED] = (model, question, vector_text)
-
-
-def remembered(store, model, question):
-    """The vector (floats) of the last search's question when it was `question`, by `model`."""
-    kept = store.get(REMEMBERED)
-    return json.loads(kept[2]) if kept and kept[:2] == (model, question) else None
+from question_vector import keep_vector
 
 
 class QueryEmbedding:
@@ -78,7 +64,7 @@ class QueryEmbedding:
             self.text = "[" + ",".join(repr(float(v)) for v in values) + "]"
             report["query_embedding"] = {"source": "caller", "dimensions": len(values)}
             if len(values) == self.model["dimensions"]:  # the endpoint's space, as the stored vectors'
-                remember(self.store, self.setting.get("model"), self.question, self.text)
+                keep_vector(self.store, self.setting.get("model"), self.question, self.text)
             return self.text
         if self.thread is not None:
             self.cancel.join(self.thread, self.setting["timeout_s"] + 1)
@@ -96,7 +82,7 @@ class QueryEmbedding:
             }
         else:
             self.text = embedded["vector"]
-            remember(self.store, self.setting.get("model"), self.question, self.text)
+            keep_vector(self.store, self.setting.get("model"), self.question, self.text)
             report["query_embedding"] = {"source": "endpoint", "ms": embedded["ms"]}
             report["timings_ms"]["embed_query"] = embedded["ms"]
         if self.error:
