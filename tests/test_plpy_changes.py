@@ -287,6 +287,29 @@ def test_a_newer_statement_below_the_cut_takes_the_place_of_chatter():
                 "[00:02:54] Iris Calder: One more, manager.",
             ],
         ),
+        # a series of short phrases: each item tells of itself, not of the names of the others
+        (
+            "How much is my rent?",
+            [
+                "| Rent, 27 Alder Row | €1,210 | since July 2025 |",
+                "The rent, the car, Pixel's insurance, the HOUSE pot.",
+            ],
+        ),
+        # one rent told beside different years: a bare count is no other value where both tell money
+        (
+            "How much is my rent?",
+            ["- 2025-07: rent €1,210 a month", "- 2025-26: rent up to €1,210 (no tax effect)"],
+        ),
+        # a name the question writes is whom it asks about: what else a line tells of Pixel is no
+        # value of where she sleeps
+        (
+            "Where does Pixel sleep?",
+            [
+                "- **Dog:** Pixel, terrier mix, adopted 13 March 2021 from Larkhaven Animal Shelter",
+                "Walked the clifftop with Ruth this morning, the long way round from Cove End to the point "
+                "and back, Pixel ranging ahead.",
+            ],
+        ),
     ],
 )
 def test_no_change_is_said_where_none_is(question, bodies):
