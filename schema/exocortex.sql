@@ -10093,8 +10093,12 @@ SPECIFIC = re.compile(r"number \w+|weekday|name \S+")
 
 def differ(a, b):
     """Whether two statements' values ({(kind, value)}) tell different things: for some kind both
-    tell, they tell different values of it (names as same_names() compares them)."""
+    tell, they tell different values of it (names as same_names() compares them); a bare count
+    only where it is all both tell of one kind ("2025-07: rent €1,210" and "rent up to €1,210 in
+    2025-26" tell one rent)."""
     kinds = {k for k, _ in a} & {k for k, _ in b}
+    if kinds - {"number"}:
+        kinds.discard("number")
     for kind in kinds:
         x, y = {v for k, v in a if k == kind}, {v for k, v in b if k == kind}
         if not (same_names(x, y) if kind.startswith("name") else x == y):
@@ -10145,8 +10149,21 @@ _CLAUSES = re.compile(_CLAUSE_END % "and|but|so|while|whereas")
 _CHANGE_CLAUSES = re.compile(_CLAUSE_END % "and|but|while|whereas")
 
 def clauses(line, ends=_CLAUSES):
-    """The clauses of a line, of what each of its lines tells (told())."""
-    return [c for text in line.split("\n") for c in ends.split(told(text))]
+    """The clauses of a line, of what each of its lines tells (told()); a series is its items."""
+    return [item for text in line.split("\n") for c in ends.split(told(text)) for item in series(c)]
+
+# A series: at least this many items parted by commas, each of at most _ITEM_WORDS words.
+_SERIES_ITEMS = 3
+_ITEM_WORDS = 4
+
+def series(clause):
+    """A clause's items where it is a series of short phrases ("The rent, the car, Pixel's
+    insurance, the HOUSE pot."): each tells of itself alone, not of the others' names; else the
+    clause."""
+    items = re.split(r",\s+(?:and\s+|or\s+)?", clause.strip())
+    if len(items) >= _SERIES_ITEMS and all(len(i.split()) <= _ITEM_WORDS for i in items):
+        return items
+    return [clause]
 
 def near_values(line, asked):
     """{stem: the values told in the clauses that hold the word}: what a line says of each of its
@@ -10309,6 +10326,10 @@ def same_thing(a, b, asked):
     newer = a if str(a["time"]) > str(b["time"]) else b
     both = newer["update"] and {v for v in a["values"] & b["values"] if v[0] != "number"}
     shared = said_of or both or alike or updates
+    # where both tell values beside a word of the question, those are the values compared
+    of_question = [w for w in asked if a["near"].get(w) and b["near"].get(w)]
+    if of_question:
+        return bool(shared) and any(differ(a["near"][w], b["near"][w]) for w in of_question)
     return bool(shared) and differ(a["values"], b["values"])
 
 def replaces(f, g):
@@ -10375,7 +10396,10 @@ def order_changes(query, chosen, report, pool=()):
     words = [w for w in every if w not in STOPWORDS]
     asked_uses = word_uses(every)
     facts = [stated(c, words, set(every), asked_uses) for c in chosen]
-    asked = {stem(w) for w in words if len(w) >= 3}
+    # what is asked of them, not whom: a name the question writes ("Where does Pixel sleep?") is
+    # its subject, beside which a line tells anything of it
+    names = {w.casefold() for w in _WORD.findall(query)[1:] if w[:1].isupper() and not w.isupper()}
+    asked = {stem(w) for w in words if len(w) >= 3 and w not in names}
     chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_uses)
     groups = []
     for i in range(len(chosen)):
@@ -36365,8 +36389,12 @@ SPECIFIC = re.compile(r"number \w+|weekday|name \S+")
 
 def differ(a, b):
     """Whether two statements' values ({(kind, value)}) tell different things: for some kind both
-    tell, they tell different values of it (names as same_names() compares them)."""
+    tell, they tell different values of it (names as same_names() compares them); a bare count
+    only where it is all both tell of one kind ("2025-07: rent €1,210" and "rent up to €1,210 in
+    2025-26" tell one rent)."""
     kinds = {k for k, _ in a} & {k for k, _ in b}
+    if kinds - {"number"}:
+        kinds.discard("number")
     for kind in kinds:
         x, y = {v for k, v in a if k == kind}, {v for k, v in b if k == kind}
         if not (same_names(x, y) if kind.startswith("name") else x == y):
@@ -36417,8 +36445,21 @@ _CLAUSES = re.compile(_CLAUSE_END % "and|but|so|while|whereas")
 _CHANGE_CLAUSES = re.compile(_CLAUSE_END % "and|but|while|whereas")
 
 def clauses(line, ends=_CLAUSES):
-    """The clauses of a line, of what each of its lines tells (told())."""
-    return [c for text in line.split("\n") for c in ends.split(told(text))]
+    """The clauses of a line, of what each of its lines tells (told()); a series is its items."""
+    return [item for text in line.split("\n") for c in ends.split(told(text)) for item in series(c)]
+
+# A series: at least this many items parted by commas, each of at most _ITEM_WORDS words.
+_SERIES_ITEMS = 3
+_ITEM_WORDS = 4
+
+def series(clause):
+    """A clause's items where it is a series of short phrases ("The rent, the car, Pixel's
+    insurance, the HOUSE pot."): each tells of itself alone, not of the others' names; else the
+    clause."""
+    items = re.split(r",\s+(?:and\s+|or\s+)?", clause.strip())
+    if len(items) >= _SERIES_ITEMS and all(len(i.split()) <= _ITEM_WORDS for i in items):
+        return items
+    return [clause]
 
 def near_values(line, asked):
     """{stem: the values told in the clauses that hold the word}: what a line says of each of its
@@ -36581,6 +36622,10 @@ def same_thing(a, b, asked):
     newer = a if str(a["time"]) > str(b["time"]) else b
     both = newer["update"] and {v for v in a["values"] & b["values"] if v[0] != "number"}
     shared = said_of or both or alike or updates
+    # where both tell values beside a word of the question, those are the values compared
+    of_question = [w for w in asked if a["near"].get(w) and b["near"].get(w)]
+    if of_question:
+        return bool(shared) and any(differ(a["near"][w], b["near"][w]) for w in of_question)
     return bool(shared) and differ(a["values"], b["values"])
 
 def replaces(f, g):
@@ -36647,7 +36692,10 @@ def order_changes(query, chosen, report, pool=()):
     words = [w for w in every if w not in STOPWORDS]
     asked_uses = word_uses(every)
     facts = [stated(c, words, set(every), asked_uses) for c in chosen]
-    asked = {stem(w) for w in words if len(w) >= 3}
+    # what is asked of them, not whom: a name the question writes ("Where does Pixel sleep?") is
+    # its subject, beside which a line tells anything of it
+    names = {w.casefold() for w in _WORD.findall(query)[1:] if w[:1].isupper() and not w.isupper()}
+    asked = {stem(w) for w in words if len(w) >= 3 and w not in names}
     chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_uses)
     groups = []
     for i in range(len(chosen)):
