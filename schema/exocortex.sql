@@ -8596,13 +8596,10 @@ text only: no list of subjects, no model.
 import itertools
 import re
 
-"""Currencies (stdlib only), one home for the code that reads or writes money: their signs by
-code (changes reads "EUR 2,400.00" as "€2,400", timeline writes a total as "€2,400.00") and the
-words that name them (the worker's event extraction reads "40 quid" as 40 GBP)."""
+"""Currency signs by code (stdlib only), one home for the plpy modules that read or write money
+(changes reads "EUR 2,400.00" as "€2,400", timeline writes a total as "€2,400.00")."""
 
 CURRENCY_SIGNS = {"EUR": "€", "GBP": "£", "USD": "$"}
-CURRENCY_WORDS = {"pound": "GBP", "pounds": "GBP", "quid": "GBP", "dollar": "USD", "dollars": "USD",
-                  "euro": "EUR", "euros": "EUR"}  # fmt: skip
 """English month names for the date readers (stdlib only): banding and temporal."""
 
 MONTHS = {
@@ -10093,26 +10090,9 @@ SPECIFIC = re.compile(r"number \w+|weekday|name \S+")
 
 def differ(a, b):
     """Whether two statements' values ({(kind, value)}) tell different things: for some kind both
-    tell, they tell different values of it (names as same_names() compares them); a bare count
-    only where it is all both tell of one kind ("2025-07: rent €1,210" and "rent up to €1,210 in
-    2025-26" tell one rent)."""
+    tell, they tell different values of it."""
     kinds = {k for k, _ in a} & {k for k, _ in b}
-    if kinds - {"number"}:
-        kinds.discard("number")
-    for kind in kinds:
-        x, y = {v for k, v in a if k == kind}, {v for k, v in b if k == kind}
-        if not (same_names(x, y) if kind.startswith("name") else x == y):
-            return True
-    return False
-
-def same_names(x, y):
-    """Whether two sets of names name the same: each name's words all in one of the other's, or
-    holding all of one's ("Okafor" of "Tomas Okafor is incident manager", whose first word opens
-    the sentence, is "Tomas Okafor")."""
-    x, y = [{frozenset(_WORD.findall(n.casefold())) for n in names} for names in (x, y)]
-    return all(any(n <= m or m <= n for m in y) for n in x) and all(
-        any(m <= n or n <= m for n in x) for m in y
-    )
+    return any({v for k, v in a if k == kind} != {v for k, v in b if k == kind} for kind in kinds)
 
 def without_opening(m, text):
     """A capitalised run (a _NAME match in text) without the word that opens a sentence, which is
@@ -10149,21 +10129,8 @@ _CLAUSES = re.compile(_CLAUSE_END % "and|but|so|while|whereas")
 _CHANGE_CLAUSES = re.compile(_CLAUSE_END % "and|but|while|whereas")
 
 def clauses(line, ends=_CLAUSES):
-    """The clauses of a line, of what each of its lines tells (told()); a series is its items."""
-    return [item for text in line.split("\n") for c in ends.split(told(text)) for item in series(c)]
-
-# A series: at least this many items parted by commas, each of at most _ITEM_WORDS words.
-_SERIES_ITEMS = 3
-_ITEM_WORDS = 4
-
-def series(clause):
-    """A clause's items where it is a series of short phrases ("The rent, the car, Pixel's
-    insurance, the HOUSE pot."): each tells of itself alone, not of the others' names; else the
-    clause."""
-    items = re.split(r",\s+(?:and\s+|or\s+)?", clause.strip())
-    if len(items) >= _SERIES_ITEMS and all(len(i.split()) <= _ITEM_WORDS for i in items):
-        return items
-    return [clause]
+    """The clauses of a line, of what each of its lines tells (told())."""
+    return [c for text in line.split("\n") for c in ends.split(told(text))]
 
 def near_values(line, asked):
     """{stem: the values told in the clauses that hold the word}: what a line says of each of its
@@ -10229,59 +10196,16 @@ def named_changed(text, asked):
             }
     return named
 
-# Words after which the next content word is a verb: a subject pronoun, an auxiliary (also the
-# ends of contracted ones: "I'm", "we're", "don't"), "to"; after a determiner it is a noun.
-_VERB_CUES = (
-    frozenset(["i", "you", "we", "they", "he", "she", "to", "m", "re", "ve", "ll", "t"]) | _AUXILIARIES
-)
-_USE_LOOK = 3
-
-def word_use(words, at):
-    """How words[at] (query_words) is used, by the nearest closed-class word of the _USE_LOOK
-    before it: "noun" after a determiner ("the Atlas closing report", "a living document"),
-    "verb" after a subject, an auxiliary or "to" ("Who do I report to?", "I live in York"),
-    else None (a line's first word, "Lives in the hallway cupboard")."""
-    for word in reversed(words[max(0, at - _USE_LOOK) : at]):
-        if word in _DETERMINERS:
-            return "noun"
-        if word in _VERB_CUES:
-            return "verb"
-    return None
-
-def word_uses(words):
-    """{stem: use} of the words of a question whose word_use() is known."""
-    return {stem(w): u for at, w in enumerate(words) if w not in STOPWORDS and (u := word_use(words, at))}
-
-def used_otherwise(text, asked_uses):
-    """The stems of the question's words (`asked_uses`: word_uses()) that a line holds only as another
-    part of speech: "the closing report" tells nothing of "Who do I report to?", "a living
-    document" nothing of "Where do I live?"."""
-    words = query_words(text)
-    seen = {}
-    for at, w in enumerate(words):
-        s = stem(w)
-        if s in asked_uses:
-            seen.setdefault(s, set()).add(word_use(words, at))
-    return {s for s, found in seen.items() if asked_uses[s] not in found and None not in found}
-
-# A transcript line's speaker after the time into the recording ("[00:02:54] Iris Calder: "): who
-# speaks and when in the meeting, no value the line tells.
-_SPEAKER = re.compile(r"^\[\d{1,2}:\d{2}(?::\d{2})?\]\s*[^:\n]{1,80}:\s")
-
-def stated(c, words, asked, asked_uses=None):
-    """What the candidate's answering line states: {line, values, about, time, day, source}; a
-    word of the question the line holds only as another part of speech (`asked_uses`: the
-    question's word_uses()) is not what it is about."""
+def stated(c, words, asked):
+    """What the candidate's answering line states: {line, values, about, time, day, source}."""
     line = answering_line(c, words)
     label = _CHAT_LABEL.match(line)
     time = label.group(1) if label and len(label.group(1)) == 16 else c.get("written_at")
-    text = line[label.end() :] if label else _SPEAKER.sub("", line)
+    text = line[label.end() :] if label else line
     values, about = statement(text, asked)
-    other = used_otherwise(text, asked_uses or {})
-    near = {w: v for w, v in near_values(text, asked).items() if w not in other}
     chat = c.get("chat")
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
-    return {"values": values, "about": about - other, "near": near, "time": time,
+    return {"values": values, "about": about, "near": near_values(text, asked), "time": time,
             "day": (time or "")[:10], "source": source, "update": says_changed(text, asked),
             "named": named_changed(text, asked)}  # fmt: skip
 
@@ -10320,16 +10244,9 @@ def same_thing(a, b, asked):
     # allowance €2,400" and "the on-call rota is quiet, and Iris ..." tell nothing of one thing
     said_of = any(differ(a["near"].get(w, ()), b["near"].get(w, ())) for w in a["about"] & b["about"])
     # or a value both tell, but a bare count ("2025" of "Wednesday 12 March 2025" and "2025-07:
-    # rent €1,210 a month"), where the newer line says it changes ("Switched to a Renault Zoe
-    # instead of the Volkswagen Golf"): lines that name one person beside others ("Attendees: ...,
-    # Tomas Okafor (engineering manager)" and "Manager: Tomas Okafor") tell no other value of it
-    newer = a if str(a["time"]) > str(b["time"]) else b
-    both = newer["update"] and {v for v in a["values"] & b["values"] if v[0] != "number"}
+    # rent €1,210 a month")
+    both = {v for v in a["values"] & b["values"] if v[0] != "number"}
     shared = said_of or both or alike or updates
-    # where both tell values beside a word of the question, those are the values compared
-    of_question = [w for w in asked if a["near"].get(w) and b["near"].get(w)]
-    if of_question:
-        return bool(shared) and any(differ(a["near"][w], b["near"][w]) for w in of_question)
     return bool(shared) and differ(a["values"], b["values"])
 
 def replaces(f, g):
@@ -10340,7 +10257,7 @@ def replaces(f, g):
     kinds = {k for k, _ in f["values"] & g["values"]}
     return any(k in kinds for k, _ in f["values"] - g["values"])
 
-def newer_from_pool(chosen, facts, pool, words, every, asked, asked_uses):
+def newer_from_pool(chosen, facts, pool, words, every, asked):
     """A statement the search ranked below the packet's cut (`pool`, in rank order) that is newer
     than one the packet cites about the question and differs from it ("I switched to a 50 GB
     plan." after "My phone plan has 20 GB of data"), or, where no cited line states a value with a
@@ -10358,7 +10275,7 @@ def newer_from_pool(chosen, facts, pool, words, every, asked, asked_uses):
     for c in pool:
         if c["chunk_id"] in cited:
             continue
-        f = stated(c, words, every, asked_uses)
+        f = stated(c, words, every)
         changed = [
             i
             for i, g in enumerate(facts)
@@ -10394,13 +10311,9 @@ def order_changes(query, chosen, report, pool=()):
         return chosen
     every = query_words(query)
     words = [w for w in every if w not in STOPWORDS]
-    asked_uses = word_uses(every)
-    facts = [stated(c, words, set(every), asked_uses) for c in chosen]
-    # what is asked of them, not whom: a name the question writes ("Where does Pixel sleep?") is
-    # its subject, beside which a line tells anything of it
-    names = {w.casefold() for w in _WORD.findall(query)[1:] if w[:1].isupper() and not w.isupper()}
-    asked = {stem(w) for w in words if len(w) >= 3 and w not in names}
-    chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_uses)
+    facts = [stated(c, words, set(every)) for c in chosen]
+    asked = {stem(w) for w in words if len(w) >= 3}
+    chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked)
     groups = []
     for i in range(len(chosen)):
         for g in groups:
@@ -10469,10 +10382,10 @@ passage about the question is of a later day (report.facts.not_current counts th
 
 A sensitive line (its attribute matches a pattern of packet.sensitive_facts: account numbers,
 identity and health data; or its value holds a number and a word that does: "IBAN XX00 ...") is
-shown only when the question asks for it, by those words or by meaning as the line most like the
-question (its question at least the floor): never in a profile, never by evidence. Withheld facts
-stay as hints whatever the question. Words are compared by stem() ("live", "lives", "lived").
-Meaning needs the embeddings endpoint; without it the other rules still choose.
+shown only when the question asks for it, by those words or as close as the question that asks
+for it: never in a profile, never by evidence. Withheld facts stay as hints whatever the
+question. Words are compared by stem() ("live", "lives", "lived"). Meaning needs the embeddings
+endpoint; without it the other rules still choose.
 """
 
 import math
@@ -11120,23 +11033,6 @@ def _is_number(x: object) -> bool:
 
 def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-"""The question's vector kept for the session (stdlib only): the search
-(query_embedding.QueryEmbedding) keeps the vector it embedded or was given, and the packet built
-on that search (fact_choice.embedding_meaning) compares the question with its facts by it instead
-of embedding the question a second time."""
-
-import json
-
-KEPT = "exo_question_vector"
-"""The key in the session's GD of the last search's (model, question, vector text)."""
-
-def keep_vector(store, model, question, vector_text):
-    store[KEPT] = (model, question, vector_text)
-
-def kept_vector(store, model, question):
-    """The vector (floats) of the last search's question when it was `question`, by `model`."""
-    held = store.get(KEPT)
-    return json.loads(held[2]) if held and held[:2] == (model, question) else None
 """Retrieval logic that is not a query (stdlib only).
 
 Inlined into exo_private.retrieve (`# exo:include search`) and importable as
@@ -12543,11 +12439,10 @@ def facts_about(query, facts, passages, report, settings, meaning=None):
         floor = max(settings.get("packet.fact_similarity", 0.4), max(best) - FACT_MARGIN)
     for n, f in enumerate(rows):
         private = sensitive(f)
-        if private:  # only when asked for: by those words, or by the question that asks for it,
-            # the line most like the question (not the account beside "Where am I living now?")
+        if private:  # only when asked for: by those words, or by the question that asks for it
             if private & asked:
                 shown[id(f)] = "words"
-            elif scores and scores[2 * n] >= floor and best[n] == max(best):
+            elif scores and scores[2 * n] >= floor:
                 shown[id(f)] = "meaning"
             continue
         own = frozenset(s.get("document_id") for s in f.get("sources") or [])
@@ -12676,20 +12571,17 @@ def stated_by(passages, own, words):
         ),
     )
 
-def embedding_meaning(setting, timeout_s, calls_per_minute, store, cache):
+def embedding_meaning(setting, timeout_s, calls_per_minute, budget_store, cache):
     """meaning(query, texts) for facts_about: cosine similarities by the embeddings endpoint of
     `setting` (a models.embeddings value), one call for the texts not in `cache` (a dict kept
-    for the session), within the session's "embed" budget (`store`, the session's GD, which also
-    keeps the search's vector of the question: question_vector.kept_vector, so a packet embeds its
-    question once); None when the call fails or the budget is spent (the packet then chooses by
-    words and evidence). After a failed call the endpoint is not asked again for RETRY_AFTER_S: a
-    hanging server costs one timeout a minute, not one a packet."""
+    for the session), within the session's "embed" budget; None when the call fails or the
+    budget is spent (the packet then chooses by words and evidence). After a failed call the
+    endpoint is not asked again for RETRY_AFTER_S: a hanging server costs one timeout a minute,
+    not one a packet."""
 
     def meaning(query, texts):
         model = setting.get("model")
-        known = {t: cache[(model, t)] for t in texts if (model, t) in cache}
-        asked = cache.get((model, query)) or kept_vector(store, model, query)
-        missing = [t for t in dict.fromkeys(texts if asked else [query, *texts]) if t not in known]
+        missing = [t for t in dict.fromkeys([query, *texts]) if (model, t) not in cache]
         if missing:
             if time.monotonic() < cache.get("failed_until", 0.0):
                 return None
@@ -12697,7 +12589,7 @@ def embedding_meaning(setting, timeout_s, calls_per_minute, store, cache):
                 endpoint = Endpoint.from_setting(dict(setting, timeout_s=timeout_s or 3))
             except ValueError:
                 return None  # no endpoint configured: nothing to ask
-            if not allow(store, "embed", calls_per_minute):
+            if not allow(budget_store, "embed", calls_per_minute):
                 return None
             try:
                 vectors = embed(endpoint, missing)
@@ -12706,11 +12598,9 @@ def embedding_meaning(setting, timeout_s, calls_per_minute, store, cache):
                 return None
             if len(cache) + len(missing) > MAX_CACHED_VECTORS:
                 cache.clear()
-            fetched = dict(zip(missing, vectors, strict=True))
-            cache.update({(model, t): v for t, v in fetched.items()})
-            known.update(fetched)
-            asked = asked or fetched[query]
-        return [cosine(asked, known[t]) for t in texts]
+            cache.update({(model, t): v for t, v in zip(missing, vectors, strict=True)})
+        asked = cache[(model, query)]
+        return [cosine(asked, cache[(model, t)]) for t in texts]
 
     return meaning
 
@@ -14926,13 +14816,10 @@ import datetime
 import json
 import re
 
-"""Currencies (stdlib only), one home for the code that reads or writes money: their signs by
-code (changes reads "EUR 2,400.00" as "€2,400", timeline writes a total as "€2,400.00") and the
-words that name them (the worker's event extraction reads "40 quid" as 40 GBP)."""
+"""Currency signs by code (stdlib only), one home for the plpy modules that read or write money
+(changes reads "EUR 2,400.00" as "€2,400", timeline writes a total as "€2,400.00")."""
 
 CURRENCY_SIGNS = {"EUR": "€", "GBP": "£", "USD": "$"}
-CURRENCY_WORDS = {"pound": "GBP", "pounds": "GBP", "quid": "GBP", "dollar": "USD", "dollars": "USD",
-                  "euro": "EUR", "euros": "EUR"}  # fmt: skip
 """Retrieval logic that is not a query (stdlib only).
 
 Inlined into exo_private.retrieve (`# exo:include search`) and importable as
@@ -18024,6 +17911,58 @@ ALTER FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigi
 --
 
 COMMENT ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb, p_ner jsonb) IS 'One extract job''s result in one transaction: merge the entities, relations and attributes into generation p_generation (merge_extraction, which accepts them by the worker''s rules, p_ner an NER backend''s labels), record the window extracted with p_stats and the merge counts, advance its document''s stage and archive message p_msg_id. Returns the merge counts. Raises EX001 when the window is gone, EX002 when the generation is no longer current.';
+
+--
+-- Name: count_entity_edges(bigint[], bigint[], bigint[], bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.count_entity_edges(added_subjects bigint[], added_objects bigint[], gone_subjects bigint[], gone_objects bigint[]) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    a bigint[];
+    b bigint[];
+    k int[];
+begin
+    -- The pairs of the relations added (+1) and gone (-1), in both directions, an entity with
+    -- itself never: an update that moved no end nets to nothing.
+    select coalesce(array_agg(d.a order by d.a, d.b), '{}'), coalesce(array_agg(d.b order by d.a, d.b), '{}'),
+           coalesce(array_agg(d.k order by d.a, d.b), '{}')
+      into a, b, k
+    from (
+        select e.a, e.b, sum(x.k)::int as k
+        from (
+            select x.s, x.o, 1 as k from unnest(added_subjects, added_objects) x (s, o)
+            union all
+            select x.s, x.o, -1 from unnest(gone_subjects, gone_objects) x (s, o)
+        ) x
+        cross join lateral (values (x.s, x.o), (x.o, x.s)) e (a, b)
+        where x.s <> x.o
+        group by e.a, e.b
+        having sum(x.k) <> 0
+    ) d;
+    if cardinality(a) = 0 then
+        return;
+    end if;
+    -- One statement in key order: two writers of the same pairs wait, not deadlock. A pair whose
+    -- last relation went is then removed.
+    insert into exo_private.entity_edges as t (entity_id, neighbour_id, relations)
+    select d.a, d.b, d.k from unnest(a, b, k) d (a, b, k) order by d.a, d.b
+    on conflict (entity_id, neighbour_id) do update set relations = t.relations + excluded.relations;
+    delete from exo_private.entity_edges t
+    using unnest(a, b, k) d (a, b, k)
+    where d.k < 0 and t.entity_id = d.a and t.neighbour_id = d.b and t.relations <= 0;
+end
+$$;
+
+ALTER FUNCTION exo_private.count_entity_edges(added_subjects bigint[], added_objects bigint[], gone_subjects bigint[], gone_objects bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION count_entity_edges(added_subjects bigint[], added_objects bigint[], gone_subjects bigint[], gone_objects bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.count_entity_edges(added_subjects bigint[], added_objects bigint[], gone_subjects bigint[], gone_objects bigint[]) IS 'Add to exo_private.entity_edges the relations added (their subjects and objects, in order) and take from it those gone; a pair whose last relation went is removed. Called by the relations_count_edges triggers.';
 
 --
 -- Name: cue_pattern(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -24114,7 +24053,7 @@ ALTER FUNCTION exo_private.hidden_windows(p_workspace text, p_released text[]) O
 -- Name: FUNCTION hidden_windows(p_workspace text, p_released text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.hidden_windows(p_workspace text, p_released text[]) IS 'The extraction windows of p_workspace that overlap a chunk charged for a subject whose key is not among p_released (null: every subject released, none hidden): the graph and path stages walk no relation of them.';
+COMMENT ON FUNCTION exo_private.hidden_windows(p_workspace text, p_released text[]) IS 'The extraction windows of p_workspace that overlap a chunk charged for a subject whose key is not among p_released (null: every subject released, none hidden): the path stage walks no relation of them (the graph stage asks the same of each relation it walks: related_entities).';
 
 --
 -- Name: hint_how(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -31389,35 +31328,54 @@ ALTER FUNCTION exo_private.record_source_hash() OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.record_source_hash() IS 'Trigger: a new fact source records the sha256 its document (document_id, else the chunk''s) has now, so the self-audit can tell when the document changed. It fires only for a source with a document or chunk (an observation has no document: a batch of them pays for no trigger call).';
 
 --
--- Name: related_entities(bigint, integer, integer, bigint[], bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: related_entities(bigint, integer, integer, text[], bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer DEFAULT 2, p_per_node integer DEFAULT 50, p_hidden_windows bigint[] DEFAULT '{}'::bigint[], p_hidden_entities bigint[] DEFAULT '{}'::bigint[]) RETURNS TABLE(entity_id bigint, depth integer, name text, type exo_private.entity_type)
+CREATE FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer DEFAULT 2, p_per_node integer DEFAULT 50, p_released text[] DEFAULT NULL::text[], p_hidden_entities bigint[] DEFAULT '{}'::bigint[]) RETURNS TABLE(entity_id bigint, depth integer, name text, type exo_private.entity_type)
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
     -- Level sets, not paths: UNION keeps one row per (entity, depth), and every node of a
-    -- frontier adds at most p_per_node neighbours (lowest ids first), so a hub of any
-    -- degree costs p_per_node rows per level.
-    with recursive walk (entity_id, depth) as (
+    -- frontier adds at most p_per_node neighbours (lowest ids first) from its distinct
+    -- neighbours (exo_private.entity_edges), so a hub of any degree, and an entity related to
+    -- another in thousands of windows, costs p_per_node rows per level.
+    with recursive judged as materialized (
+        -- A relation is evidence of its extraction window: where the workspace holds a chunk
+        -- charged for a subject p_released leaves closed, a pair is walked only through a
+        -- relation whose window overlaps no such chunk (exo_private.hidden_windows' rule, asked
+        -- of the pairs walked: a few probes each, not every charged chunk a search).
+        select p_released is not null and exists (
+            select 1 from exo_private.chunks c
+            where c.workspace = (select e.workspace from exo_private.entities e where e.id = p_entity)
+              and c.charged_subjects <> '{}' and exo_private.unreleased(c.charged_subjects, p_released) <> '{}'
+        ) as windows
+    ), walk (entity_id, depth) as (
         select p_entity, 0
         union
         select nb.id, w.depth + 1
         from walk w
+        cross join judged j
         cross join lateral (
-            select x.id
-            from (
-                (select r.object_id as id from exo_private.relations r
-                 where r.subject_id = w.entity_id and r.window_id <> all (p_hidden_windows)
-                 order by r.object_id)
-                union all
-                (select r.subject_id from exo_private.relations r
-                 where r.object_id = w.entity_id and r.window_id <> all (p_hidden_windows)
-                 order by r.subject_id)
-            ) x
-            where x.id <> w.entity_id and x.id <> all (p_hidden_entities)
-            group by x.id
-            order by x.id
+            select x.neighbour_id as id
+            from exo_private.entity_edges x
+            where x.entity_id = w.entity_id and x.neighbour_id <> all (p_hidden_entities)
+              and (not j.windows or exists (
+                  select 1
+                  from (values (w.entity_id, x.neighbour_id), (x.neighbour_id, w.entity_id)) p (s, o)
+                  join exo_private.relations r on r.subject_id = p.s and r.object_id = p.o
+                  where not exists (
+                      -- the document's charged chunks first (most documents have none), then
+                      -- whether one overlaps the relation's window
+                      select 1
+                      from exo_private.chunks c
+                      where c.workspace = r.workspace and c.document_id = r.document_id
+                        and c.charged_subjects <> '{}'
+                        and exo_private.unreleased(c.charged_subjects, p_released) <> '{}'
+                        and exists (
+                            select 1 from exo_private.extraction_windows ew
+                            where ew.id = r.window_id
+                              and c.char_start < ew.char_end and c.char_end > ew.char_start))))
+            order by x.neighbour_id
             limit greatest(1, least(coalesce(p_per_node, 50), 1000))
         ) nb
         where w.depth < greatest(1, least(coalesce(p_max_depth, 2), 3))
@@ -31433,13 +31391,13 @@ CREATE FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth intege
     order by d.depth, d.entity_id
 $$;
 
-ALTER FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_released text[], p_hidden_entities bigint[]) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_hidden_windows bigint[], p_hidden_entities bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_released text[], p_hidden_entities bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) IS 'Entities related to p_entity (either direction) within p_max_depth (clamped to 1..3) steps, each once at its smallest depth, the entity itself excluded; each node expands at most p_per_node (1..1000) neighbours, lowest ids first: a level-set walk that stays fast on hubs. Never along a relation of p_hidden_windows nor through an entity of p_hidden_entities (exo_private.hidden_windows, hidden_entities: what a search withholds).';
+COMMENT ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_released text[], p_hidden_entities bigint[]) IS 'Entities related to p_entity (either direction) within p_max_depth (clamped to 1..3) steps, each once at its smallest depth, the entity itself excluded; each node expands at most p_per_node (1..1000) of its distinct neighbours (exo_private.entity_edges), lowest ids first: a level-set walk that stays fast on hubs. Never along a relation whose extraction window overlaps a chunk charged for a subject whose key is not among p_released (null: every subject released), nor through an entity of p_hidden_entities (exo_private.hidden_entities): what a search withholds.';
 
 --
 -- Name: related_to(text, text, integer, integer, text[], timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -31562,6 +31520,91 @@ ALTER FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth i
 --
 
 COMMENT ON FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[], p_as_of timestamp with time zone) IS 'exo.related, which see.';
+
+--
+-- Name: relations_added_edges(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.relations_added_edges() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    s bigint[];
+    o bigint[];
+begin
+    select array_agg(n.subject_id), array_agg(n.object_id) into s, o from new_relations n;
+    perform exo_private.count_entity_edges(s, o, null, null);
+    return null;
+end
+$$;
+
+ALTER FUNCTION exo_private.relations_added_edges() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION relations_added_edges(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.relations_added_edges() IS 'Trigger: relations inserted count in exo_private.entity_edges.';
+
+--
+-- Name: relations_gone_edges(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.relations_gone_edges() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    s bigint[];
+    o bigint[];
+begin
+    select array_agg(g.subject_id), array_agg(g.object_id) into s, o from old_relations g;
+    perform exo_private.count_entity_edges(null, null, s, o);
+    return null;
+end
+$$;
+
+ALTER FUNCTION exo_private.relations_gone_edges() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION relations_gone_edges(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.relations_gone_edges() IS 'Trigger: relations deleted are taken from exo_private.entity_edges.';
+
+--
+-- Name: relations_moved_edges(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.relations_moved_edges() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    s_new bigint[];
+    o_new bigint[];
+    s_old bigint[];
+    o_old bigint[];
+begin
+    -- only the rows whose ends changed (most updates of relations touch neither)
+    select array_agg(n.subject_id), array_agg(n.object_id), array_agg(g.subject_id), array_agg(g.object_id)
+      into s_new, o_new, s_old, o_old
+    from new_relations n
+    join old_relations g on g.id = n.id
+    where (n.subject_id, n.object_id) is distinct from (g.subject_id, g.object_id);
+    perform exo_private.count_entity_edges(s_new, o_new, s_old, o_old);
+    return null;
+end
+$$;
+
+ALTER FUNCTION exo_private.relations_moved_edges() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION relations_moved_edges(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.relations_moved_edges() IS 'Trigger: relations given other ends move their count in exo_private.entity_edges.';
 
 --
 -- Name: released_keys(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -34892,13 +34935,10 @@ text only: no list of subjects, no model.
 import itertools
 import re
 
-"""Currencies (stdlib only), one home for the code that reads or writes money: their signs by
-code (changes reads "EUR 2,400.00" as "€2,400", timeline writes a total as "€2,400.00") and the
-words that name them (the worker's event extraction reads "40 quid" as 40 GBP)."""
+"""Currency signs by code (stdlib only), one home for the plpy modules that read or write money
+(changes reads "EUR 2,400.00" as "€2,400", timeline writes a total as "€2,400.00")."""
 
 CURRENCY_SIGNS = {"EUR": "€", "GBP": "£", "USD": "$"}
-CURRENCY_WORDS = {"pound": "GBP", "pounds": "GBP", "quid": "GBP", "dollar": "USD", "dollars": "USD",
-                  "euro": "EUR", "euros": "EUR"}  # fmt: skip
 """English month names for the date readers (stdlib only): banding and temporal."""
 
 MONTHS = {
@@ -36389,26 +36429,9 @@ SPECIFIC = re.compile(r"number \w+|weekday|name \S+")
 
 def differ(a, b):
     """Whether two statements' values ({(kind, value)}) tell different things: for some kind both
-    tell, they tell different values of it (names as same_names() compares them); a bare count
-    only where it is all both tell of one kind ("2025-07: rent €1,210" and "rent up to €1,210 in
-    2025-26" tell one rent)."""
+    tell, they tell different values of it."""
     kinds = {k for k, _ in a} & {k for k, _ in b}
-    if kinds - {"number"}:
-        kinds.discard("number")
-    for kind in kinds:
-        x, y = {v for k, v in a if k == kind}, {v for k, v in b if k == kind}
-        if not (same_names(x, y) if kind.startswith("name") else x == y):
-            return True
-    return False
-
-def same_names(x, y):
-    """Whether two sets of names name the same: each name's words all in one of the other's, or
-    holding all of one's ("Okafor" of "Tomas Okafor is incident manager", whose first word opens
-    the sentence, is "Tomas Okafor")."""
-    x, y = [{frozenset(_WORD.findall(n.casefold())) for n in names} for names in (x, y)]
-    return all(any(n <= m or m <= n for m in y) for n in x) and all(
-        any(m <= n or n <= m for n in x) for m in y
-    )
+    return any({v for k, v in a if k == kind} != {v for k, v in b if k == kind} for kind in kinds)
 
 def without_opening(m, text):
     """A capitalised run (a _NAME match in text) without the word that opens a sentence, which is
@@ -36445,21 +36468,8 @@ _CLAUSES = re.compile(_CLAUSE_END % "and|but|so|while|whereas")
 _CHANGE_CLAUSES = re.compile(_CLAUSE_END % "and|but|while|whereas")
 
 def clauses(line, ends=_CLAUSES):
-    """The clauses of a line, of what each of its lines tells (told()); a series is its items."""
-    return [item for text in line.split("\n") for c in ends.split(told(text)) for item in series(c)]
-
-# A series: at least this many items parted by commas, each of at most _ITEM_WORDS words.
-_SERIES_ITEMS = 3
-_ITEM_WORDS = 4
-
-def series(clause):
-    """A clause's items where it is a series of short phrases ("The rent, the car, Pixel's
-    insurance, the HOUSE pot."): each tells of itself alone, not of the others' names; else the
-    clause."""
-    items = re.split(r",\s+(?:and\s+|or\s+)?", clause.strip())
-    if len(items) >= _SERIES_ITEMS and all(len(i.split()) <= _ITEM_WORDS for i in items):
-        return items
-    return [clause]
+    """The clauses of a line, of what each of its lines tells (told())."""
+    return [c for text in line.split("\n") for c in ends.split(told(text))]
 
 def near_values(line, asked):
     """{stem: the values told in the clauses that hold the word}: what a line says of each of its
@@ -36525,59 +36535,16 @@ def named_changed(text, asked):
             }
     return named
 
-# Words after which the next content word is a verb: a subject pronoun, an auxiliary (also the
-# ends of contracted ones: "I'm", "we're", "don't"), "to"; after a determiner it is a noun.
-_VERB_CUES = (
-    frozenset(["i", "you", "we", "they", "he", "she", "to", "m", "re", "ve", "ll", "t"]) | _AUXILIARIES
-)
-_USE_LOOK = 3
-
-def word_use(words, at):
-    """How words[at] (query_words) is used, by the nearest closed-class word of the _USE_LOOK
-    before it: "noun" after a determiner ("the Atlas closing report", "a living document"),
-    "verb" after a subject, an auxiliary or "to" ("Who do I report to?", "I live in York"),
-    else None (a line's first word, "Lives in the hallway cupboard")."""
-    for word in reversed(words[max(0, at - _USE_LOOK) : at]):
-        if word in _DETERMINERS:
-            return "noun"
-        if word in _VERB_CUES:
-            return "verb"
-    return None
-
-def word_uses(words):
-    """{stem: use} of the words of a question whose word_use() is known."""
-    return {stem(w): u for at, w in enumerate(words) if w not in STOPWORDS and (u := word_use(words, at))}
-
-def used_otherwise(text, asked_uses):
-    """The stems of the question's words (`asked_uses`: word_uses()) that a line holds only as another
-    part of speech: "the closing report" tells nothing of "Who do I report to?", "a living
-    document" nothing of "Where do I live?"."""
-    words = query_words(text)
-    seen = {}
-    for at, w in enumerate(words):
-        s = stem(w)
-        if s in asked_uses:
-            seen.setdefault(s, set()).add(word_use(words, at))
-    return {s for s, found in seen.items() if asked_uses[s] not in found and None not in found}
-
-# A transcript line's speaker after the time into the recording ("[00:02:54] Iris Calder: "): who
-# speaks and when in the meeting, no value the line tells.
-_SPEAKER = re.compile(r"^\[\d{1,2}:\d{2}(?::\d{2})?\]\s*[^:\n]{1,80}:\s")
-
-def stated(c, words, asked, asked_uses=None):
-    """What the candidate's answering line states: {line, values, about, time, day, source}; a
-    word of the question the line holds only as another part of speech (`asked_uses`: the
-    question's word_uses()) is not what it is about."""
+def stated(c, words, asked):
+    """What the candidate's answering line states: {line, values, about, time, day, source}."""
     line = answering_line(c, words)
     label = _CHAT_LABEL.match(line)
     time = label.group(1) if label and len(label.group(1)) == 16 else c.get("written_at")
-    text = line[label.end() :] if label else _SPEAKER.sub("", line)
+    text = line[label.end() :] if label else line
     values, about = statement(text, asked)
-    other = used_otherwise(text, asked_uses or {})
-    near = {w: v for w, v in near_values(text, asked).items() if w not in other}
     chat = c.get("chat")
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
-    return {"values": values, "about": about - other, "near": near, "time": time,
+    return {"values": values, "about": about, "near": near_values(text, asked), "time": time,
             "day": (time or "")[:10], "source": source, "update": says_changed(text, asked),
             "named": named_changed(text, asked)}  # fmt: skip
 
@@ -36616,16 +36583,9 @@ def same_thing(a, b, asked):
     # allowance €2,400" and "the on-call rota is quiet, and Iris ..." tell nothing of one thing
     said_of = any(differ(a["near"].get(w, ()), b["near"].get(w, ())) for w in a["about"] & b["about"])
     # or a value both tell, but a bare count ("2025" of "Wednesday 12 March 2025" and "2025-07:
-    # rent €1,210 a month"), where the newer line says it changes ("Switched to a Renault Zoe
-    # instead of the Volkswagen Golf"): lines that name one person beside others ("Attendees: ...,
-    # Tomas Okafor (engineering manager)" and "Manager: Tomas Okafor") tell no other value of it
-    newer = a if str(a["time"]) > str(b["time"]) else b
-    both = newer["update"] and {v for v in a["values"] & b["values"] if v[0] != "number"}
+    # rent €1,210 a month")
+    both = {v for v in a["values"] & b["values"] if v[0] != "number"}
     shared = said_of or both or alike or updates
-    # where both tell values beside a word of the question, those are the values compared
-    of_question = [w for w in asked if a["near"].get(w) and b["near"].get(w)]
-    if of_question:
-        return bool(shared) and any(differ(a["near"][w], b["near"][w]) for w in of_question)
     return bool(shared) and differ(a["values"], b["values"])
 
 def replaces(f, g):
@@ -36636,7 +36596,7 @@ def replaces(f, g):
     kinds = {k for k, _ in f["values"] & g["values"]}
     return any(k in kinds for k, _ in f["values"] - g["values"])
 
-def newer_from_pool(chosen, facts, pool, words, every, asked, asked_uses):
+def newer_from_pool(chosen, facts, pool, words, every, asked):
     """A statement the search ranked below the packet's cut (`pool`, in rank order) that is newer
     than one the packet cites about the question and differs from it ("I switched to a 50 GB
     plan." after "My phone plan has 20 GB of data"), or, where no cited line states a value with a
@@ -36654,7 +36614,7 @@ def newer_from_pool(chosen, facts, pool, words, every, asked, asked_uses):
     for c in pool:
         if c["chunk_id"] in cited:
             continue
-        f = stated(c, words, every, asked_uses)
+        f = stated(c, words, every)
         changed = [
             i
             for i, g in enumerate(facts)
@@ -36690,13 +36650,9 @@ def order_changes(query, chosen, report, pool=()):
         return chosen
     every = query_words(query)
     words = [w for w in every if w not in STOPWORDS]
-    asked_uses = word_uses(every)
-    facts = [stated(c, words, set(every), asked_uses) for c in chosen]
-    # what is asked of them, not whom: a name the question writes ("Where does Pixel sleep?") is
-    # its subject, beside which a line tells anything of it
-    names = {w.casefold() for w in _WORD.findall(query)[1:] if w[:1].isupper() and not w.isupper()}
-    asked = {stem(w) for w in words if len(w) >= 3 and w not in names}
-    chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_uses)
+    facts = [stated(c, words, set(every)) for c in chosen]
+    asked = {stem(w) for w in words if len(w) >= 3}
+    chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked)
     groups = []
     for i in range(len(chosen)):
         for g in groups:
@@ -36904,7 +36860,6 @@ with exo.embed_query). The thread makes only the HTTP call (the server's API is 
 thread-safe). The search's thread waits for it asking for the statement's interrupts
 (model_client.Cancel.join), so a cancelled statement cuts the call off at once; close() cuts
 off a call still running and joins the thread before the search returns, on every path out.
-The vector is kept for the session (question_vector.keep_vector) for the packet built on the search.
 """
 
 import threading
@@ -37551,30 +37506,11 @@ def _is_number(x: object) -> bool:
 
 def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-"""The question's vector kept for the session (stdlib only): the search
-(query_embedding.QueryEmbedding) keeps the vector it embedded or was given, and the packet built
-on that search (fact_choice.embedding_meaning) compares the question with its facts by it instead
-of embedding the question a second time."""
-
-import json
-
-KEPT = "exo_question_vector"
-"""The key in the session's GD of the last search's (model, question, vector text)."""
-
-def keep_vector(store, model, question, vector_text):
-    store[KEPT] = (model, question, vector_text)
-
-def kept_vector(store, model, question):
-    """The vector (floats) of the last search's question when it was `question`, by `model`."""
-    held = store.get(KEPT)
-    return json.loads(held[2]) if held and held[:2] == (model, question) else None
 
 class QueryEmbedding:
     """The query's vector as pgvector text, awaited at most once; None when unavailable."""
 
     def __init__(self, question, caller_vector, model, settings, budget_store):
-        self.question = question
-        self.store = budget_store
         self.caller_vector = caller_vector
         self.model = model
         self.setting = dict(settings["models.embeddings"], timeout_s=settings["retrieval.embed_timeout_s"])
@@ -37614,8 +37550,6 @@ class QueryEmbedding:
             values = list(self.caller_vector)
             self.text = "[" + ",".join(repr(float(v)) for v in values) + "]"
             report["query_embedding"] = {"source": "caller", "dimensions": len(values)}
-            if len(values) == self.model["dimensions"]:  # the endpoint's space, as the stored vectors'
-                keep_vector(self.store, self.setting.get("model"), self.question, self.text)
             return self.text
         if self.thread is not None:
             self.cancel.join(self.thread, self.setting["timeout_s"] + 1)
@@ -37633,7 +37567,6 @@ class QueryEmbedding:
             }
         else:
             self.text = embedded["vector"]
-            keep_vector(self.store, self.setting.get("model"), self.question, self.text)
             report["query_embedding"] = {"source": "endpoint", "ms": embedded["ms"]}
             report["timings_ms"]["embed_query"] = embedded["ms"]
         if self.error:
@@ -40334,17 +40267,17 @@ declare
     per_entity constant int := 200;
 begin
     -- Never along what the search withholds: a relation of a window that overlaps a withheld
-    -- chunk, a closed subject's entity (exo_private.hidden_windows, hidden_entities).
+    -- chunk (judged by related_entities as it walks), a closed subject's entity
+    -- (exo_private.hidden_entities).
     return format($q$
         with hidden as materialized (
-            select exo_private.hidden_windows(%L, {released}::text[]) as windows,
-                   exo_private.hidden_entities(%L, {released}::text[]) as entities
+            select exo_private.hidden_entities(%L, {released}::text[]) as entities
         )
         select c.id as chunk_id, (1.0 / (1 + min(n.depth)))::float8 as score, c.charged_subjects as charged,
                string_agg(distinct n.name, ', ') as detail
         from hidden h
         cross join unnest({entity_ids}::bigint[]) s (entity_id)
-        cross join lateral exo_private.related_entities(s.entity_id, {depth}, {per_node}, h.windows, h.entities) n
+        cross join lateral exo_private.related_entities(s.entity_id, {depth}, {per_node}, {released}::text[], h.entities) n
         cross join lateral (
             select m.chunk_id from exo_private.mentions m
             where m.entity_id = n.entity_id and m.chunk_id is not null and m.origin = 'model'
@@ -40354,7 +40287,7 @@ begin
         where %s and n.entity_id <> all ({entity_ids})
         group by c.id, c.charged_subjects
         order by min(n.depth), count(distinct n.entity_id) desc, max(c.written_at) desc nulls last, c.id
-        limit {row_limit} $q$, workspace, workspace, per_entity / 10, chunks, visible);
+        limit {row_limit} $q$, workspace, per_entity / 10, chunks, visible);
 end
 $_$;
 
@@ -46231,6 +46164,24 @@ ALTER TABLE exo_private.entity_aliases ALTER COLUMN id ADD GENERATED ALWAYS AS I
 );
 
 --
+-- Name: entity_edges; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.entity_edges (
+    entity_id bigint NOT NULL,
+    neighbour_id bigint NOT NULL,
+    relations integer NOT NULL
+);
+
+ALTER TABLE exo_private.entity_edges OWNER TO exo_owner;
+
+--
+-- Name: TABLE entity_edges; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.entity_edges IS 'Every pair of entities joined by at least one relation (either direction, an entity with itself never), once as (entity_id, neighbour_id) and once reversed, with how many relations join them: the distinct neighbours exo_private.related_entities walks. Kept by the relations_count_edges triggers (exo_private.count_entity_edges).';
+
+--
 -- Name: mentions; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -48418,6 +48369,13 @@ ALTER TABLE ONLY exo_private.entity_aliases
     ADD CONSTRAINT entity_aliases_pkey PRIMARY KEY (id);
 
 --
+-- Name: entity_edges entity_edges_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.entity_edges
+    ADD CONSTRAINT entity_edges_pkey PRIMARY KEY (entity_id, neighbour_id);
+
+--
 -- Name: entity_merge_log entity_merge_log_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -48992,6 +48950,18 @@ CREATE INDEX chunks_charged_workspace_idx ON ONLY exo_private.chunks USING btree
 CREATE INDEX chunks_administrative_workspace_charged_subjects_idx ON exo_private.chunks_administrative USING btree (workspace) INCLUDE (charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
 
 --
+-- Name: chunks_charged_document_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_charged_document_idx ON ONLY exo_private.chunks USING btree (workspace, document_id) INCLUDE (char_start, char_end, charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
+
+--
+-- Name: chunks_administrative_workspace_document_id_char_start_char_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_administrative_workspace_document_id_char_start_char_idx ON exo_private.chunks_administrative USING btree (workspace, document_id) INCLUDE (char_start, char_end, charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
+
+--
 -- Name: chunks_written_at_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -49040,6 +49010,12 @@ CREATE INDEX chunks_creative_lower_idx ON exo_private.chunks_creative USING gin 
 CREATE INDEX chunks_creative_workspace_charged_subjects_idx ON exo_private.chunks_creative USING btree (workspace) INCLUDE (charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
 
 --
+-- Name: chunks_creative_workspace_document_id_char_start_char_end_c_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_creative_workspace_document_id_char_start_char_end_c_idx ON exo_private.chunks_creative USING btree (workspace, document_id) INCLUDE (char_start, char_end, charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
+
+--
 -- Name: chunks_creative_written_at_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -49082,6 +49058,12 @@ CREATE INDEX chunks_personal_lower_idx ON exo_private.chunks_personal USING gin 
 CREATE INDEX chunks_personal_workspace_charged_subjects_idx ON exo_private.chunks_personal USING btree (workspace) INCLUDE (charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
 
 --
+-- Name: chunks_personal_workspace_document_id_char_start_char_end_c_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_personal_workspace_document_id_char_start_char_end_c_idx ON exo_private.chunks_personal USING btree (workspace, document_id) INCLUDE (char_start, char_end, charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
+
+--
 -- Name: chunks_personal_written_at_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -49122,6 +49104,12 @@ CREATE INDEX chunks_technical_lower_idx ON exo_private.chunks_technical USING gi
 --
 
 CREATE INDEX chunks_technical_workspace_charged_subjects_idx ON exo_private.chunks_technical USING btree (workspace) INCLUDE (charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
+
+--
+-- Name: chunks_technical_workspace_document_id_char_start_char_end__idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_technical_workspace_document_id_char_start_char_end__idx ON exo_private.chunks_technical USING btree (workspace, document_id) INCLUDE (char_start, char_end, charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
 
 --
 -- Name: chunks_technical_written_at_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -49664,6 +49652,12 @@ ALTER INDEX exo_private.chunks_pkey ATTACH PARTITION exo_private.chunks_administ
 ALTER INDEX exo_private.chunks_charged_workspace_idx ATTACH PARTITION exo_private.chunks_administrative_workspace_charged_subjects_idx;
 
 --
+-- Name: chunks_administrative_workspace_document_id_char_start_char_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_charged_document_idx ATTACH PARTITION exo_private.chunks_administrative_workspace_document_id_char_start_char_idx;
+
+--
 -- Name: chunks_administrative_workspace_document_id_ordinal_key; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
 --
 
@@ -49698,6 +49692,12 @@ ALTER INDEX exo_private.chunks_pkey ATTACH PARTITION exo_private.chunks_creative
 --
 
 ALTER INDEX exo_private.chunks_charged_workspace_idx ATTACH PARTITION exo_private.chunks_creative_workspace_charged_subjects_idx;
+
+--
+-- Name: chunks_creative_workspace_document_id_char_start_char_end_c_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_charged_document_idx ATTACH PARTITION exo_private.chunks_creative_workspace_document_id_char_start_char_end_c_idx;
 
 --
 -- Name: chunks_creative_workspace_document_id_ordinal_key; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
@@ -49736,6 +49736,12 @@ ALTER INDEX exo_private.chunks_pkey ATTACH PARTITION exo_private.chunks_personal
 ALTER INDEX exo_private.chunks_charged_workspace_idx ATTACH PARTITION exo_private.chunks_personal_workspace_charged_subjects_idx;
 
 --
+-- Name: chunks_personal_workspace_document_id_char_start_char_end_c_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_charged_document_idx ATTACH PARTITION exo_private.chunks_personal_workspace_document_id_char_start_char_end_c_idx;
+
+--
 -- Name: chunks_personal_workspace_document_id_ordinal_key; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
 --
 
@@ -49770,6 +49776,12 @@ ALTER INDEX exo_private.chunks_pkey ATTACH PARTITION exo_private.chunks_technica
 --
 
 ALTER INDEX exo_private.chunks_charged_workspace_idx ATTACH PARTITION exo_private.chunks_technical_workspace_charged_subjects_idx;
+
+--
+-- Name: chunks_technical_workspace_document_id_char_start_char_end__idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_charged_document_idx ATTACH PARTITION exo_private.chunks_technical_workspace_document_id_char_start_char_end__idx;
 
 --
 -- Name: chunks_technical_workspace_document_id_ordinal_key; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
@@ -49902,6 +49914,24 @@ CREATE TRIGGER fact_sources_record_hash BEFORE INSERT ON exo_private.fact_source
 --
 
 CREATE TRIGGER provision_workspace AFTER INSERT ON exo_private.workspaces FOR EACH ROW EXECUTE FUNCTION exo_private.workspace_created();
+
+--
+-- Name: relations relations_count_edges_delete; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER relations_count_edges_delete AFTER DELETE ON exo_private.relations REFERENCING OLD TABLE AS old_relations FOR EACH STATEMENT EXECUTE FUNCTION exo_private.relations_gone_edges();
+
+--
+-- Name: relations relations_count_edges_insert; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER relations_count_edges_insert AFTER INSERT ON exo_private.relations REFERENCING NEW TABLE AS new_relations FOR EACH STATEMENT EXECUTE FUNCTION exo_private.relations_added_edges();
+
+--
+-- Name: relations relations_count_edges_update; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER relations_count_edges_update AFTER UPDATE ON exo_private.relations REFERENCING OLD TABLE AS old_relations NEW TABLE AS new_relations FOR EACH STATEMENT EXECUTE FUNCTION exo_private.relations_moved_edges();
 
 --
 -- Name: _ag_label_edge _age_cache_invalidate; Type: TRIGGER; Schema: graph_administrative; Owner: exo_owner
@@ -51391,6 +51421,14 @@ GRANT ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_
 GRANT ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb, p_ner jsonb) TO exo_writer;
 
 --
+-- Name: FUNCTION count_entity_edges(added_subjects bigint[], added_objects bigint[], gone_subjects bigint[], gone_objects bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.count_entity_edges(added_subjects bigint[], added_objects bigint[], gone_subjects bigint[], gone_objects bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.count_entity_edges(added_subjects bigint[], added_objects bigint[], gone_subjects bigint[], gone_objects bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.count_entity_edges(added_subjects bigint[], added_objects bigint[], gone_subjects bigint[], gone_objects bigint[]) TO exo_writer;
+
+--
 -- Name: FUNCTION cue_pattern(); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -52641,12 +52679,12 @@ GRANT ALL ON FUNCTION exo_private.record_source_hash() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.record_source_hash() TO exo_writer;
 
 --
--- Name: FUNCTION related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_hidden_windows bigint[], p_hidden_entities bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_released text[], p_hidden_entities bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_released text[], p_hidden_entities bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_released text[], p_hidden_entities bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_released text[], p_hidden_entities bigint[]) TO exo_writer;
 
 --
 -- Name: FUNCTION related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[], p_as_of timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -52655,6 +52693,30 @@ GRANT ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth 
 REVOKE ALL ON FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[], p_as_of timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[], p_as_of timestamp with time zone) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[], p_as_of timestamp with time zone) TO exo_writer;
+
+--
+-- Name: FUNCTION relations_added_edges(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.relations_added_edges() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.relations_added_edges() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.relations_added_edges() TO exo_writer;
+
+--
+-- Name: FUNCTION relations_gone_edges(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.relations_gone_edges() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.relations_gone_edges() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.relations_gone_edges() TO exo_writer;
+
+--
+-- Name: FUNCTION relations_moved_edges(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.relations_moved_edges() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.relations_moved_edges() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.relations_moved_edges() TO exo_writer;
 
 --
 -- Name: FUNCTION released_keys(bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -54468,6 +54530,13 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.entity_aliases TO exo_wri
 --
 
 GRANT SELECT,USAGE ON SEQUENCE exo_private.entity_aliases_id_seq TO exo_writer;
+
+--
+-- Name: TABLE entity_edges; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.entity_edges TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.entity_edges TO exo_writer;
 
 --
 -- Name: TABLE mentions; Type: ACL; Schema: exo_private; Owner: exo_owner

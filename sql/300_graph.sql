@@ -501,58 +501,129 @@ comment on function exo_private.bump_generation(text, text) is
     'and queues every extraction window again (dropping its waiting extract jobs). Returns the '
     'new generation. A graph is only ever built by one model.';
 
--- exo_private.related_entities: the neighbourhood of an entity, hub-safe.
-create or replace function exo_private.related_entities(
-    p_entity bigint, p_max_depth int default 2, p_per_node int default 50,
-    p_hidden_windows bigint[] default '{}', p_hidden_entities bigint[] default '{}'
+-- exo_private.count_entity_edges: relations written keep exo_private.entity_edges.
+create or replace function exo_private.count_entity_edges(
+    added_subjects bigint[], added_objects bigint[], gone_subjects bigint[], gone_objects bigint[]
 )
-returns table (entity_id bigint, depth int, name text, type exo_private.entity_type)
-language sql stable
+returns void
+language plpgsql
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-    -- Level sets, not paths: UNION keeps one row per (entity, depth), and every node of a
-    -- frontier adds at most p_per_node neighbours (lowest ids first), so a hub of any
-    -- degree costs p_per_node rows per level.
-    with recursive walk (entity_id, depth) as (
-        select p_entity, 0
-        union
-        select nb.id, w.depth + 1
-        from walk w
-        cross join lateral (
-            select x.id
-            from (
-                (select r.object_id as id from exo_private.relations r
-                 where r.subject_id = w.entity_id and r.window_id <> all (p_hidden_windows)
-                 order by r.object_id)
-                union all
-                (select r.subject_id from exo_private.relations r
-                 where r.object_id = w.entity_id and r.window_id <> all (p_hidden_windows)
-                 order by r.subject_id)
-            ) x
-            where x.id <> w.entity_id and x.id <> all (p_hidden_entities)
-            group by x.id
-            order by x.id
-            limit greatest(1, least(coalesce(p_per_node, 50), 1000))
-        ) nb
-        where w.depth < greatest(1, least(coalesce(p_max_depth, 2), 3))
-    )
-    select d.entity_id, d.depth, e.name, e.type
+declare
+    a bigint[];
+    b bigint[];
+    k int[];
+begin
+    -- The pairs of the relations added (+1) and gone (-1), in both directions, an entity with
+    -- itself never: an update that moved no end nets to nothing.
+    select coalesce(array_agg(d.a order by d.a, d.b), '{}'), coalesce(array_agg(d.b order by d.a, d.b), '{}'),
+           coalesce(array_agg(d.k order by d.a, d.b), '{}')
+      into a, b, k
     from (
-        select w.entity_id, min(w.depth)::int as depth
-        from walk w
-        where w.entity_id <> p_entity
-        group by w.entity_id
-    ) d
-    join exo_private.entities e on e.id = d.entity_id
-    order by d.depth, d.entity_id
+        select e.a, e.b, sum(x.k)::int as k
+        from (
+            select x.s, x.o, 1 as k from unnest(added_subjects, added_objects) x (s, o)
+            union all
+            select x.s, x.o, -1 from unnest(gone_subjects, gone_objects) x (s, o)
+        ) x
+        cross join lateral (values (x.s, x.o), (x.o, x.s)) e (a, b)
+        where x.s <> x.o
+        group by e.a, e.b
+        having sum(x.k) <> 0
+    ) d;
+    if cardinality(a) = 0 then
+        return;
+    end if;
+    -- One statement in key order: two writers of the same pairs wait, not deadlock. A pair whose
+    -- last relation went is then removed.
+    insert into exo_private.entity_edges as t (entity_id, neighbour_id, relations)
+    select d.a, d.b, d.k from unnest(a, b, k) d (a, b, k) order by d.a, d.b
+    on conflict (entity_id, neighbour_id) do update set relations = t.relations + excluded.relations;
+    delete from exo_private.entity_edges t
+    using unnest(a, b, k) d (a, b, k)
+    where d.k < 0 and t.entity_id = d.a and t.neighbour_id = d.b and t.relations <= 0;
+end
 $$;
-comment on function exo_private.related_entities(bigint, int, int, bigint[], bigint[]) is
-    'Entities related to p_entity (either direction) within p_max_depth (clamped to 1..3) steps, '
-    'each once at its smallest depth, the entity itself excluded; each node expands at most '
-    'p_per_node (1..1000) neighbours, lowest ids first: a level-set walk that stays fast on hubs. '
-    'Never along a relation of p_hidden_windows nor through an entity of p_hidden_entities '
-    '(exo_private.hidden_windows, hidden_entities: what a search withholds).';
+comment on function exo_private.count_entity_edges(bigint[], bigint[], bigint[], bigint[]) is
+    'Add to exo_private.entity_edges the relations added (their subjects and objects, in order) and '
+    'take from it those gone; a pair whose last relation went is removed. Called by the '
+    'relations_count_edges triggers.';
+
+-- Statement triggers (transition tables): a COPY or a merge of thousands of relations counts once.
+create or replace function exo_private.relations_added_edges()
+returns trigger
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    s bigint[];
+    o bigint[];
+begin
+    select array_agg(n.subject_id), array_agg(n.object_id) into s, o from new_relations n;
+    perform exo_private.count_entity_edges(s, o, null, null);
+    return null;
+end
+$$;
+comment on function exo_private.relations_added_edges() is
+    'Trigger: relations inserted count in exo_private.entity_edges.';
+
+create or replace function exo_private.relations_gone_edges()
+returns trigger
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    s bigint[];
+    o bigint[];
+begin
+    select array_agg(g.subject_id), array_agg(g.object_id) into s, o from old_relations g;
+    perform exo_private.count_entity_edges(null, null, s, o);
+    return null;
+end
+$$;
+comment on function exo_private.relations_gone_edges() is
+    'Trigger: relations deleted are taken from exo_private.entity_edges.';
+
+create or replace function exo_private.relations_moved_edges()
+returns trigger
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    s_new bigint[];
+    o_new bigint[];
+    s_old bigint[];
+    o_old bigint[];
+begin
+    -- only the rows whose ends changed (most updates of relations touch neither)
+    select array_agg(n.subject_id), array_agg(n.object_id), array_agg(g.subject_id), array_agg(g.object_id)
+      into s_new, o_new, s_old, o_old
+    from new_relations n
+    join old_relations g on g.id = n.id
+    where (n.subject_id, n.object_id) is distinct from (g.subject_id, g.object_id);
+    perform exo_private.count_entity_edges(s_new, o_new, s_old, o_old);
+    return null;
+end
+$$;
+comment on function exo_private.relations_moved_edges() is
+    'Trigger: relations given other ends move their count in exo_private.entity_edges.';
+
+create or replace trigger relations_count_edges_insert
+    after insert on exo_private.relations
+    referencing new table as new_relations
+    for each statement execute function exo_private.relations_added_edges();
+create or replace trigger relations_count_edges_delete
+    after delete on exo_private.relations
+    referencing old table as old_relations
+    for each statement execute function exo_private.relations_gone_edges();
+create or replace trigger relations_count_edges_update
+    after update on exo_private.relations
+    referencing old table as old_relations new table as new_relations
+    for each statement execute function exo_private.relations_moved_edges();
 
 -- exo_private.generation_for: the generation a model's extraction goes into, or null when
 -- the workspace's graph now belongs to another model (the reply is stale: discard it).

@@ -239,17 +239,17 @@ declare
     per_entity constant int := 200;
 begin
     -- Never along what the search withholds: a relation of a window that overlaps a withheld
-    -- chunk, a closed subject's entity (exo_private.hidden_windows, hidden_entities).
+    -- chunk (judged by related_entities as it walks), a closed subject's entity
+    -- (exo_private.hidden_entities).
     return format($q$
         with hidden as materialized (
-            select exo_private.hidden_windows(%L, {released}::text[]) as windows,
-                   exo_private.hidden_entities(%L, {released}::text[]) as entities
+            select exo_private.hidden_entities(%L, {released}::text[]) as entities
         )
         select c.id as chunk_id, (1.0 / (1 + min(n.depth)))::float8 as score, c.charged_subjects as charged,
                string_agg(distinct n.name, ', ') as detail
         from hidden h
         cross join unnest({entity_ids}::bigint[]) s (entity_id)
-        cross join lateral exo_private.related_entities(s.entity_id, {depth}, {per_node}, h.windows, h.entities) n
+        cross join lateral exo_private.related_entities(s.entity_id, {depth}, {per_node}, {released}::text[], h.entities) n
         cross join lateral (
             select m.chunk_id from exo_private.mentions m
             where m.entity_id = n.entity_id and m.chunk_id is not null and m.origin = 'model'
@@ -259,7 +259,7 @@ begin
         where %s and n.entity_id <> all ({entity_ids})
         group by c.id, c.charged_subjects
         order by min(n.depth), count(distinct n.entity_id) desc, max(c.written_at) desc nulls last, c.id
-        limit {row_limit} $q$, workspace, workspace, per_entity / 10, chunks, visible);
+        limit {row_limit} $q$, workspace, per_entity / 10, chunks, visible);
 end
 $$;
 

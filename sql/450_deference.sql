@@ -277,8 +277,8 @@ as $$
 $$;
 comment on function exo_private.hidden_windows(text, text[]) is
     'The extraction windows of p_workspace that overlap a chunk charged for a subject whose key is not '
-    'among p_released (null: every subject released, none hidden): the graph and path stages walk no '
-    'relation of them.';
+    'among p_released (null: every subject released, none hidden): the path stage walks no relation '
+    'of them (the graph stage asks the same of each relation it walks: related_entities).';
 
 -- exo_private.hidden_entities: the entities of a workspace that are subjects a search leaves closed.
 create or replace function exo_private.hidden_entities(p_workspace text, p_released text[])
@@ -296,6 +296,80 @@ $$;
 comment on function exo_private.hidden_entities(text, text[]) is
     'The entities of p_workspace that are a deferred subject (by a name or an alias) whose key is not '
     'among p_released (null: none): the graph and path stages pass through none of them.';
+
+-- exo_private.related_entities: the neighbourhood of an entity, hub-safe.
+create or replace function exo_private.related_entities(
+    p_entity bigint, p_max_depth int default 2, p_per_node int default 50,
+    p_released text[] default null, p_hidden_entities bigint[] default '{}'
+)
+returns table (entity_id bigint, depth int, name text, type exo_private.entity_type)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- Level sets, not paths: UNION keeps one row per (entity, depth), and every node of a
+    -- frontier adds at most p_per_node neighbours (lowest ids first) from its distinct
+    -- neighbours (exo_private.entity_edges), so a hub of any degree, and an entity related to
+    -- another in thousands of windows, costs p_per_node rows per level.
+    with recursive judged as materialized (
+        -- A relation is evidence of its extraction window: where the workspace holds a chunk
+        -- charged for a subject p_released leaves closed, a pair is walked only through a
+        -- relation whose window overlaps no such chunk (exo_private.hidden_windows' rule, asked
+        -- of the pairs walked: a few probes each, not every charged chunk a search).
+        select p_released is not null and exists (
+            select 1 from exo_private.chunks c
+            where c.workspace = (select e.workspace from exo_private.entities e where e.id = p_entity)
+              and c.charged_subjects <> '{}' and exo_private.unreleased(c.charged_subjects, p_released) <> '{}'
+        ) as windows
+    ), walk (entity_id, depth) as (
+        select p_entity, 0
+        union
+        select nb.id, w.depth + 1
+        from walk w
+        cross join judged j
+        cross join lateral (
+            select x.neighbour_id as id
+            from exo_private.entity_edges x
+            where x.entity_id = w.entity_id and x.neighbour_id <> all (p_hidden_entities)
+              and (not j.windows or exists (
+                  select 1
+                  from (values (w.entity_id, x.neighbour_id), (x.neighbour_id, w.entity_id)) p (s, o)
+                  join exo_private.relations r on r.subject_id = p.s and r.object_id = p.o
+                  where not exists (
+                      -- the document's charged chunks first (most documents have none), then
+                      -- whether one overlaps the relation's window
+                      select 1
+                      from exo_private.chunks c
+                      where c.workspace = r.workspace and c.document_id = r.document_id
+                        and c.charged_subjects <> '{}'
+                        and exo_private.unreleased(c.charged_subjects, p_released) <> '{}'
+                        and exists (
+                            select 1 from exo_private.extraction_windows ew
+                            where ew.id = r.window_id
+                              and c.char_start < ew.char_end and c.char_end > ew.char_start))))
+            order by x.neighbour_id
+            limit greatest(1, least(coalesce(p_per_node, 50), 1000))
+        ) nb
+        where w.depth < greatest(1, least(coalesce(p_max_depth, 2), 3))
+    )
+    select d.entity_id, d.depth, e.name, e.type
+    from (
+        select w.entity_id, min(w.depth)::int as depth
+        from walk w
+        where w.entity_id <> p_entity
+        group by w.entity_id
+    ) d
+    join exo_private.entities e on e.id = d.entity_id
+    order by d.depth, d.entity_id
+$$;
+comment on function exo_private.related_entities(bigint, int, int, text[], bigint[]) is
+    'Entities related to p_entity (either direction) within p_max_depth (clamped to 1..3) steps, '
+    'each once at its smallest depth, the entity itself excluded; each node expands at most '
+    'p_per_node (1..1000) of its distinct neighbours (exo_private.entity_edges), lowest ids first: '
+    'a level-set walk that stays fast on hubs. Never along a relation whose extraction window '
+    'overlaps a chunk charged for a subject whose key is not among p_released (null: every '
+    'subject released), nor through an entity of p_hidden_entities (exo_private.hidden_entities): '
+    'what a search withholds.';
 
 -- exo_private.entity_mentions: the mentions of entities, each with what withholds it.
 create or replace function exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint default null)

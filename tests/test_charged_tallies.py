@@ -1,6 +1,6 @@
 """exo_private.charged_tallies stays exact: the count of charged chunks per workspace and subject
 equals a group-by over the chunks after every kind of change (ingested, re-marked by deferring and
-undeferring a subject, a chunk moved to another workspace, a document deleted), and the search's
+undeferring a subject, re-banded, a chunk moved to another workspace, a document deleted), and the search's
 hints read it."""
 
 from __future__ import annotations
@@ -36,6 +36,14 @@ def test_the_tally_equals_the_charged_chunks_counted_after_every_change(db, tmp_
     assert assert_exact(db) == []
     with db.connect("exo_writer") as conn:
         conn.execute("select exo_private.defer_subject('Walter Rivera')")
+    assert assert_exact(db) == [("personal", "Walter Rivera", 2)]
+    # re-banded ten years on: the chunks move to the archival band, their charges stay counted
+    with db.connect("exo_writer") as conn:
+        assert conn.execute("select exo_private.reband(current_date + 3650)").fetchone()[0] == len(NOTES)
+        assert (
+            conn.execute("select count(*) from exo_private.chunks where band <> 'archival'").fetchone()[0]
+            == 0
+        )
     assert assert_exact(db) == [("personal", "Walter Rivera", 2)]
     # a chunk moved to another workspace: deleted from one partition, inserted into the other
     with db.connect() as conn:

@@ -729,6 +729,7 @@ def test_related_entities_on_a_hub(db):
         "exo_private.project_relations('{}')",
         "exo_private.graph_disagreements('technical')",
         "exo_private.related_entities(1)",
+        "exo_private.count_entity_edges('{1}', '{2}', null, null)",
     ],
 )
 def test_the_reader_cannot_call_graph_functions(db, call):
