@@ -8596,10 +8596,13 @@ text only: no list of subjects, no model.
 import itertools
 import re
 
-"""Currency signs by code (stdlib only), one home for the plpy modules that read or write money
-(changes reads "EUR 2,400.00" as "€2,400", timeline writes a total as "€2,400.00")."""
+"""Currencies (stdlib only), one home for the code that reads or writes money: their signs by
+code (changes reads "EUR 2,400.00" as "€2,400", timeline writes a total as "€2,400.00") and the
+words that name them (the worker's event extraction reads "40 quid" as 40 GBP)."""
 
 CURRENCY_SIGNS = {"EUR": "€", "GBP": "£", "USD": "$"}
+CURRENCY_WORDS = {"pound": "GBP", "pounds": "GBP", "quid": "GBP", "dollar": "USD", "dollars": "USD",
+                  "euro": "EUR", "euros": "EUR"}  # fmt: skip
 """English month names for the date readers (stdlib only): banding and temporal."""
 
 MONTHS = {
@@ -10090,9 +10093,26 @@ SPECIFIC = re.compile(r"number \w+|weekday|name \S+")
 
 def differ(a, b):
     """Whether two statements' values ({(kind, value)}) tell different things: for some kind both
-    tell, they tell different values of it."""
+    tell, they tell different values of it (names as same_names() compares them); a bare count
+    only where it is all both tell of one kind ("2025-07: rent €1,210" and "rent up to €1,210 in
+    2025-26" tell one rent)."""
     kinds = {k for k, _ in a} & {k for k, _ in b}
-    return any({v for k, v in a if k == kind} != {v for k, v in b if k == kind} for kind in kinds)
+    if kinds - {"number"}:
+        kinds.discard("number")
+    for kind in kinds:
+        x, y = {v for k, v in a if k == kind}, {v for k, v in b if k == kind}
+        if not (same_names(x, y) if kind.startswith("name") else x == y):
+            return True
+    return False
+
+def same_names(x, y):
+    """Whether two sets of names name the same: each name's words all in one of the other's, or
+    holding all of one's ("Okafor" of "Tomas Okafor is incident manager", whose first word opens
+    the sentence, is "Tomas Okafor")."""
+    x, y = [{frozenset(_WORD.findall(n.casefold())) for n in names} for names in (x, y)]
+    return all(any(n <= m or m <= n for m in y) for n in x) and all(
+        any(m <= n or n <= m for n in x) for m in y
+    )
 
 def without_opening(m, text):
     """A capitalised run (a _NAME match in text) without the word that opens a sentence, which is
@@ -10129,8 +10149,21 @@ _CLAUSES = re.compile(_CLAUSE_END % "and|but|so|while|whereas")
 _CHANGE_CLAUSES = re.compile(_CLAUSE_END % "and|but|while|whereas")
 
 def clauses(line, ends=_CLAUSES):
-    """The clauses of a line, of what each of its lines tells (told())."""
-    return [c for text in line.split("\n") for c in ends.split(told(text))]
+    """The clauses of a line, of what each of its lines tells (told()); a series is its items."""
+    return [item for text in line.split("\n") for c in ends.split(told(text)) for item in series(c)]
+
+# A series: at least this many items parted by commas, each of at most _ITEM_WORDS words.
+_SERIES_ITEMS = 3
+_ITEM_WORDS = 4
+
+def series(clause):
+    """A clause's items where it is a series of short phrases ("The rent, the car, Pixel's
+    insurance, the HOUSE pot."): each tells of itself alone, not of the others' names; else the
+    clause."""
+    items = re.split(r",\s+(?:and\s+|or\s+)?", clause.strip())
+    if len(items) >= _SERIES_ITEMS and all(len(i.split()) <= _ITEM_WORDS for i in items):
+        return items
+    return [clause]
 
 def near_values(line, asked):
     """{stem: the values told in the clauses that hold the word}: what a line says of each of its
@@ -10196,16 +10229,59 @@ def named_changed(text, asked):
             }
     return named
 
-def stated(c, words, asked):
-    """What the candidate's answering line states: {line, values, about, time, day, source}."""
+# Words after which the next content word is a verb: a subject pronoun, an auxiliary (also the
+# ends of contracted ones: "I'm", "we're", "don't"), "to"; after a determiner it is a noun.
+_VERB_CUES = (
+    frozenset(["i", "you", "we", "they", "he", "she", "to", "m", "re", "ve", "ll", "t"]) | _AUXILIARIES
+)
+_USE_LOOK = 3
+
+def word_use(words, at):
+    """How words[at] (query_words) is used, by the nearest closed-class word of the _USE_LOOK
+    before it: "noun" after a determiner ("the Atlas closing report", "a living document"),
+    "verb" after a subject, an auxiliary or "to" ("Who do I report to?", "I live in York"),
+    else None (a line's first word, "Lives in the hallway cupboard")."""
+    for word in reversed(words[max(0, at - _USE_LOOK) : at]):
+        if word in _DETERMINERS:
+            return "noun"
+        if word in _VERB_CUES:
+            return "verb"
+    return None
+
+def word_uses(words):
+    """{stem: use} of the words of a question whose word_use() is known."""
+    return {stem(w): u for at, w in enumerate(words) if w not in STOPWORDS and (u := word_use(words, at))}
+
+def used_otherwise(text, asked_uses):
+    """The stems of the question's words (`asked_uses`: word_uses()) that a line holds only as another
+    part of speech: "the closing report" tells nothing of "Who do I report to?", "a living
+    document" nothing of "Where do I live?"."""
+    words = query_words(text)
+    seen = {}
+    for at, w in enumerate(words):
+        s = stem(w)
+        if s in asked_uses:
+            seen.setdefault(s, set()).add(word_use(words, at))
+    return {s for s, found in seen.items() if asked_uses[s] not in found and None not in found}
+
+# A transcript line's speaker after the time into the recording ("[00:02:54] Iris Calder: "): who
+# speaks and when in the meeting, no value the line tells.
+_SPEAKER = re.compile(r"^\[\d{1,2}:\d{2}(?::\d{2})?\]\s*[^:\n]{1,80}:\s")
+
+def stated(c, words, asked, asked_uses=None):
+    """What the candidate's answering line states: {line, values, about, time, day, source}; a
+    word of the question the line holds only as another part of speech (`asked_uses`: the
+    question's word_uses()) is not what it is about."""
     line = answering_line(c, words)
     label = _CHAT_LABEL.match(line)
     time = label.group(1) if label and len(label.group(1)) == 16 else c.get("written_at")
-    text = line[label.end() :] if label else line
+    text = line[label.end() :] if label else _SPEAKER.sub("", line)
     values, about = statement(text, asked)
+    other = used_otherwise(text, asked_uses or {})
+    near = {w: v for w, v in near_values(text, asked).items() if w not in other}
     chat = c.get("chat")
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
-    return {"values": values, "about": about, "near": near_values(text, asked), "time": time,
+    return {"values": values, "about": about - other, "near": near, "time": time,
             "day": (time or "")[:10], "source": source, "update": says_changed(text, asked),
             "named": named_changed(text, asked)}  # fmt: skip
 
@@ -10244,9 +10320,16 @@ def same_thing(a, b, asked):
     # allowance €2,400" and "the on-call rota is quiet, and Iris ..." tell nothing of one thing
     said_of = any(differ(a["near"].get(w, ()), b["near"].get(w, ())) for w in a["about"] & b["about"])
     # or a value both tell, but a bare count ("2025" of "Wednesday 12 March 2025" and "2025-07:
-    # rent €1,210 a month")
-    both = {v for v in a["values"] & b["values"] if v[0] != "number"}
+    # rent €1,210 a month"), where the newer line says it changes ("Switched to a Renault Zoe
+    # instead of the Volkswagen Golf"): lines that name one person beside others ("Attendees: ...,
+    # Tomas Okafor (engineering manager)" and "Manager: Tomas Okafor") tell no other value of it
+    newer = a if str(a["time"]) > str(b["time"]) else b
+    both = newer["update"] and {v for v in a["values"] & b["values"] if v[0] != "number"}
     shared = said_of or both or alike or updates
+    # where both tell values beside a word of the question, those are the values compared
+    of_question = [w for w in asked if a["near"].get(w) and b["near"].get(w)]
+    if of_question:
+        return bool(shared) and any(differ(a["near"][w], b["near"][w]) for w in of_question)
     return bool(shared) and differ(a["values"], b["values"])
 
 def replaces(f, g):
@@ -10257,7 +10340,7 @@ def replaces(f, g):
     kinds = {k for k, _ in f["values"] & g["values"]}
     return any(k in kinds for k, _ in f["values"] - g["values"])
 
-def newer_from_pool(chosen, facts, pool, words, every, asked):
+def newer_from_pool(chosen, facts, pool, words, every, asked, asked_uses):
     """A statement the search ranked below the packet's cut (`pool`, in rank order) that is newer
     than one the packet cites about the question and differs from it ("I switched to a 50 GB
     plan." after "My phone plan has 20 GB of data"), or, where no cited line states a value with a
@@ -10275,7 +10358,7 @@ def newer_from_pool(chosen, facts, pool, words, every, asked):
     for c in pool:
         if c["chunk_id"] in cited:
             continue
-        f = stated(c, words, every)
+        f = stated(c, words, every, asked_uses)
         changed = [
             i
             for i, g in enumerate(facts)
@@ -10311,9 +10394,13 @@ def order_changes(query, chosen, report, pool=()):
         return chosen
     every = query_words(query)
     words = [w for w in every if w not in STOPWORDS]
-    facts = [stated(c, words, set(every)) for c in chosen]
-    asked = {stem(w) for w in words if len(w) >= 3}
-    chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked)
+    asked_uses = word_uses(every)
+    facts = [stated(c, words, set(every), asked_uses) for c in chosen]
+    # what is asked of them, not whom: a name the question writes ("Where does Pixel sleep?") is
+    # its subject, beside which a line tells anything of it
+    names = {w.casefold() for w in _WORD.findall(query)[1:] if w[:1].isupper() and not w.isupper()}
+    asked = {stem(w) for w in words if len(w) >= 3 and w not in names}
+    chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_uses)
     groups = []
     for i in range(len(chosen)):
         for g in groups:
@@ -10382,10 +10469,10 @@ passage about the question is of a later day (report.facts.not_current counts th
 
 A sensitive line (its attribute matches a pattern of packet.sensitive_facts: account numbers,
 identity and health data; or its value holds a number and a word that does: "IBAN XX00 ...") is
-shown only when the question asks for it, by those words or as close as the question that asks
-for it: never in a profile, never by evidence. Withheld facts stay as hints whatever the
-question. Words are compared by stem() ("live", "lives", "lived"). Meaning needs the embeddings
-endpoint; without it the other rules still choose.
+shown only when the question asks for it, by those words or by meaning as the line most like the
+question (its question at least the floor): never in a profile, never by evidence. Withheld facts
+stay as hints whatever the question. Words are compared by stem() ("live", "lives", "lived").
+Meaning needs the embeddings endpoint; without it the other rules still choose.
 """
 
 import math
@@ -11033,6 +11120,23 @@ def _is_number(x: object) -> bool:
 
 def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+"""The question's vector kept for the session (stdlib only): the search
+(query_embedding.QueryEmbedding) keeps the vector it embedded or was given, and the packet built
+on that search (fact_choice.embedding_meaning) compares the question with its facts by it instead
+of embedding the question a second time."""
+
+import json
+
+KEPT = "exo_question_vector"
+"""The key in the session's GD of the last search's (model, question, vector text)."""
+
+def keep_vector(store, model, question, vector_text):
+    store[KEPT] = (model, question, vector_text)
+
+def kept_vector(store, model, question):
+    """The vector (floats) of the last search's question when it was `question`, by `model`."""
+    held = store.get(KEPT)
+    return json.loads(held[2]) if held and held[:2] == (model, question) else None
 """Retrieval logic that is not a query (stdlib only).
 
 Inlined into exo_private.retrieve (`# exo:include search`) and importable as
@@ -12439,10 +12543,11 @@ def facts_about(query, facts, passages, report, settings, meaning=None):
         floor = max(settings.get("packet.fact_similarity", 0.4), max(best) - FACT_MARGIN)
     for n, f in enumerate(rows):
         private = sensitive(f)
-        if private:  # only when asked for: by those words, or by the question that asks for it
+        if private:  # only when asked for: by those words, or by the question that asks for it,
+            # the line most like the question (not the account beside "Where am I living now?")
             if private & asked:
                 shown[id(f)] = "words"
-            elif scores and scores[2 * n] >= floor:
+            elif scores and scores[2 * n] >= floor and best[n] == max(best):
                 shown[id(f)] = "meaning"
             continue
         own = frozenset(s.get("document_id") for s in f.get("sources") or [])
@@ -12571,17 +12676,20 @@ def stated_by(passages, own, words):
         ),
     )
 
-def embedding_meaning(setting, timeout_s, calls_per_minute, budget_store, cache):
+def embedding_meaning(setting, timeout_s, calls_per_minute, store, cache):
     """meaning(query, texts) for facts_about: cosine similarities by the embeddings endpoint of
     `setting` (a models.embeddings value), one call for the texts not in `cache` (a dict kept
-    for the session), within the session's "embed" budget; None when the call fails or the
-    budget is spent (the packet then chooses by words and evidence). After a failed call the
-    endpoint is not asked again for RETRY_AFTER_S: a hanging server costs one timeout a minute,
-    not one a packet."""
+    for the session), within the session's "embed" budget (`store`, the session's GD, which also
+    keeps the search's vector of the question: question_vector.kept_vector, so a packet embeds its
+    question once); None when the call fails or the budget is spent (the packet then chooses by
+    words and evidence). After a failed call the endpoint is not asked again for RETRY_AFTER_S: a
+    hanging server costs one timeout a minute, not one a packet."""
 
     def meaning(query, texts):
         model = setting.get("model")
-        missing = [t for t in dict.fromkeys([query, *texts]) if (model, t) not in cache]
+        known = {t: cache[(model, t)] for t in texts if (model, t) in cache}
+        asked = cache.get((model, query)) or kept_vector(store, model, query)
+        missing = [t for t in dict.fromkeys(texts if asked else [query, *texts]) if t not in known]
         if missing:
             if time.monotonic() < cache.get("failed_until", 0.0):
                 return None
@@ -12589,7 +12697,7 @@ def embedding_meaning(setting, timeout_s, calls_per_minute, budget_store, cache)
                 endpoint = Endpoint.from_setting(dict(setting, timeout_s=timeout_s or 3))
             except ValueError:
                 return None  # no endpoint configured: nothing to ask
-            if not allow(budget_store, "embed", calls_per_minute):
+            if not allow(store, "embed", calls_per_minute):
                 return None
             try:
                 vectors = embed(endpoint, missing)
@@ -12598,9 +12706,11 @@ def embedding_meaning(setting, timeout_s, calls_per_minute, budget_store, cache)
                 return None
             if len(cache) + len(missing) > MAX_CACHED_VECTORS:
                 cache.clear()
-            cache.update({(model, t): v for t, v in zip(missing, vectors, strict=True)})
-        asked = cache[(model, query)]
-        return [cosine(asked, cache[(model, t)]) for t in texts]
+            fetched = dict(zip(missing, vectors, strict=True))
+            cache.update({(model, t): v for t, v in fetched.items()})
+            known.update(fetched)
+            asked = asked or fetched[query]
+        return [cosine(asked, known[t]) for t in texts]
 
     return meaning
 
@@ -14816,10 +14926,13 @@ import datetime
 import json
 import re
 
-"""Currency signs by code (stdlib only), one home for the plpy modules that read or write money
-(changes reads "EUR 2,400.00" as "€2,400", timeline writes a total as "€2,400.00")."""
+"""Currencies (stdlib only), one home for the code that reads or writes money: their signs by
+code (changes reads "EUR 2,400.00" as "€2,400", timeline writes a total as "€2,400.00") and the
+words that name them (the worker's event extraction reads "40 quid" as 40 GBP)."""
 
 CURRENCY_SIGNS = {"EUR": "€", "GBP": "£", "USD": "$"}
+CURRENCY_WORDS = {"pound": "GBP", "pounds": "GBP", "quid": "GBP", "dollar": "USD", "dollars": "USD",
+                  "euro": "EUR", "euros": "EUR"}  # fmt: skip
 """Retrieval logic that is not a query (stdlib only).
 
 Inlined into exo_private.retrieve (`# exo:include search`) and importable as
@@ -34935,10 +35048,13 @@ text only: no list of subjects, no model.
 import itertools
 import re
 
-"""Currency signs by code (stdlib only), one home for the plpy modules that read or write money
-(changes reads "EUR 2,400.00" as "€2,400", timeline writes a total as "€2,400.00")."""
+"""Currencies (stdlib only), one home for the code that reads or writes money: their signs by
+code (changes reads "EUR 2,400.00" as "€2,400", timeline writes a total as "€2,400.00") and the
+words that name them (the worker's event extraction reads "40 quid" as 40 GBP)."""
 
 CURRENCY_SIGNS = {"EUR": "€", "GBP": "£", "USD": "$"}
+CURRENCY_WORDS = {"pound": "GBP", "pounds": "GBP", "quid": "GBP", "dollar": "USD", "dollars": "USD",
+                  "euro": "EUR", "euros": "EUR"}  # fmt: skip
 """English month names for the date readers (stdlib only): banding and temporal."""
 
 MONTHS = {
@@ -36429,9 +36545,26 @@ SPECIFIC = re.compile(r"number \w+|weekday|name \S+")
 
 def differ(a, b):
     """Whether two statements' values ({(kind, value)}) tell different things: for some kind both
-    tell, they tell different values of it."""
+    tell, they tell different values of it (names as same_names() compares them); a bare count
+    only where it is all both tell of one kind ("2025-07: rent €1,210" and "rent up to €1,210 in
+    2025-26" tell one rent)."""
     kinds = {k for k, _ in a} & {k for k, _ in b}
-    return any({v for k, v in a if k == kind} != {v for k, v in b if k == kind} for kind in kinds)
+    if kinds - {"number"}:
+        kinds.discard("number")
+    for kind in kinds:
+        x, y = {v for k, v in a if k == kind}, {v for k, v in b if k == kind}
+        if not (same_names(x, y) if kind.startswith("name") else x == y):
+            return True
+    return False
+
+def same_names(x, y):
+    """Whether two sets of names name the same: each name's words all in one of the other's, or
+    holding all of one's ("Okafor" of "Tomas Okafor is incident manager", whose first word opens
+    the sentence, is "Tomas Okafor")."""
+    x, y = [{frozenset(_WORD.findall(n.casefold())) for n in names} for names in (x, y)]
+    return all(any(n <= m or m <= n for m in y) for n in x) and all(
+        any(m <= n or n <= m for n in x) for m in y
+    )
 
 def without_opening(m, text):
     """A capitalised run (a _NAME match in text) without the word that opens a sentence, which is
@@ -36468,8 +36601,21 @@ _CLAUSES = re.compile(_CLAUSE_END % "and|but|so|while|whereas")
 _CHANGE_CLAUSES = re.compile(_CLAUSE_END % "and|but|while|whereas")
 
 def clauses(line, ends=_CLAUSES):
-    """The clauses of a line, of what each of its lines tells (told())."""
-    return [c for text in line.split("\n") for c in ends.split(told(text))]
+    """The clauses of a line, of what each of its lines tells (told()); a series is its items."""
+    return [item for text in line.split("\n") for c in ends.split(told(text)) for item in series(c)]
+
+# A series: at least this many items parted by commas, each of at most _ITEM_WORDS words.
+_SERIES_ITEMS = 3
+_ITEM_WORDS = 4
+
+def series(clause):
+    """A clause's items where it is a series of short phrases ("The rent, the car, Pixel's
+    insurance, the HOUSE pot."): each tells of itself alone, not of the others' names; else the
+    clause."""
+    items = re.split(r",\s+(?:and\s+|or\s+)?", clause.strip())
+    if len(items) >= _SERIES_ITEMS and all(len(i.split()) <= _ITEM_WORDS for i in items):
+        return items
+    return [clause]
 
 def near_values(line, asked):
     """{stem: the values told in the clauses that hold the word}: what a line says of each of its
@@ -36535,16 +36681,59 @@ def named_changed(text, asked):
             }
     return named
 
-def stated(c, words, asked):
-    """What the candidate's answering line states: {line, values, about, time, day, source}."""
+# Words after which the next content word is a verb: a subject pronoun, an auxiliary (also the
+# ends of contracted ones: "I'm", "we're", "don't"), "to"; after a determiner it is a noun.
+_VERB_CUES = (
+    frozenset(["i", "you", "we", "they", "he", "she", "to", "m", "re", "ve", "ll", "t"]) | _AUXILIARIES
+)
+_USE_LOOK = 3
+
+def word_use(words, at):
+    """How words[at] (query_words) is used, by the nearest closed-class word of the _USE_LOOK
+    before it: "noun" after a determiner ("the Atlas closing report", "a living document"),
+    "verb" after a subject, an auxiliary or "to" ("Who do I report to?", "I live in York"),
+    else None (a line's first word, "Lives in the hallway cupboard")."""
+    for word in reversed(words[max(0, at - _USE_LOOK) : at]):
+        if word in _DETERMINERS:
+            return "noun"
+        if word in _VERB_CUES:
+            return "verb"
+    return None
+
+def word_uses(words):
+    """{stem: use} of the words of a question whose word_use() is known."""
+    return {stem(w): u for at, w in enumerate(words) if w not in STOPWORDS and (u := word_use(words, at))}
+
+def used_otherwise(text, asked_uses):
+    """The stems of the question's words (`asked_uses`: word_uses()) that a line holds only as another
+    part of speech: "the closing report" tells nothing of "Who do I report to?", "a living
+    document" nothing of "Where do I live?"."""
+    words = query_words(text)
+    seen = {}
+    for at, w in enumerate(words):
+        s = stem(w)
+        if s in asked_uses:
+            seen.setdefault(s, set()).add(word_use(words, at))
+    return {s for s, found in seen.items() if asked_uses[s] not in found and None not in found}
+
+# A transcript line's speaker after the time into the recording ("[00:02:54] Iris Calder: "): who
+# speaks and when in the meeting, no value the line tells.
+_SPEAKER = re.compile(r"^\[\d{1,2}:\d{2}(?::\d{2})?\]\s*[^:\n]{1,80}:\s")
+
+def stated(c, words, asked, asked_uses=None):
+    """What the candidate's answering line states: {line, values, about, time, day, source}; a
+    word of the question the line holds only as another part of speech (`asked_uses`: the
+    question's word_uses()) is not what it is about."""
     line = answering_line(c, words)
     label = _CHAT_LABEL.match(line)
     time = label.group(1) if label and len(label.group(1)) == 16 else c.get("written_at")
-    text = line[label.end() :] if label else line
+    text = line[label.end() :] if label else _SPEAKER.sub("", line)
     values, about = statement(text, asked)
+    other = used_otherwise(text, asked_uses or {})
+    near = {w: v for w, v in near_values(text, asked).items() if w not in other}
     chat = c.get("chat")
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
-    return {"values": values, "about": about, "near": near_values(text, asked), "time": time,
+    return {"values": values, "about": about - other, "near": near, "time": time,
             "day": (time or "")[:10], "source": source, "update": says_changed(text, asked),
             "named": named_changed(text, asked)}  # fmt: skip
 
@@ -36583,9 +36772,16 @@ def same_thing(a, b, asked):
     # allowance €2,400" and "the on-call rota is quiet, and Iris ..." tell nothing of one thing
     said_of = any(differ(a["near"].get(w, ()), b["near"].get(w, ())) for w in a["about"] & b["about"])
     # or a value both tell, but a bare count ("2025" of "Wednesday 12 March 2025" and "2025-07:
-    # rent €1,210 a month")
-    both = {v for v in a["values"] & b["values"] if v[0] != "number"}
+    # rent €1,210 a month"), where the newer line says it changes ("Switched to a Renault Zoe
+    # instead of the Volkswagen Golf"): lines that name one person beside others ("Attendees: ...,
+    # Tomas Okafor (engineering manager)" and "Manager: Tomas Okafor") tell no other value of it
+    newer = a if str(a["time"]) > str(b["time"]) else b
+    both = newer["update"] and {v for v in a["values"] & b["values"] if v[0] != "number"}
     shared = said_of or both or alike or updates
+    # where both tell values beside a word of the question, those are the values compared
+    of_question = [w for w in asked if a["near"].get(w) and b["near"].get(w)]
+    if of_question:
+        return bool(shared) and any(differ(a["near"][w], b["near"][w]) for w in of_question)
     return bool(shared) and differ(a["values"], b["values"])
 
 def replaces(f, g):
@@ -36596,7 +36792,7 @@ def replaces(f, g):
     kinds = {k for k, _ in f["values"] & g["values"]}
     return any(k in kinds for k, _ in f["values"] - g["values"])
 
-def newer_from_pool(chosen, facts, pool, words, every, asked):
+def newer_from_pool(chosen, facts, pool, words, every, asked, asked_uses):
     """A statement the search ranked below the packet's cut (`pool`, in rank order) that is newer
     than one the packet cites about the question and differs from it ("I switched to a 50 GB
     plan." after "My phone plan has 20 GB of data"), or, where no cited line states a value with a
@@ -36614,7 +36810,7 @@ def newer_from_pool(chosen, facts, pool, words, every, asked):
     for c in pool:
         if c["chunk_id"] in cited:
             continue
-        f = stated(c, words, every)
+        f = stated(c, words, every, asked_uses)
         changed = [
             i
             for i, g in enumerate(facts)
@@ -36650,9 +36846,13 @@ def order_changes(query, chosen, report, pool=()):
         return chosen
     every = query_words(query)
     words = [w for w in every if w not in STOPWORDS]
-    facts = [stated(c, words, set(every)) for c in chosen]
-    asked = {stem(w) for w in words if len(w) >= 3}
-    chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked)
+    asked_uses = word_uses(every)
+    facts = [stated(c, words, set(every), asked_uses) for c in chosen]
+    # what is asked of them, not whom: a name the question writes ("Where does Pixel sleep?") is
+    # its subject, beside which a line tells anything of it
+    names = {w.casefold() for w in _WORD.findall(query)[1:] if w[:1].isupper() and not w.isupper()}
+    asked = {stem(w) for w in words if len(w) >= 3 and w not in names}
+    chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_uses)
     groups = []
     for i in range(len(chosen)):
         for g in groups:
@@ -36860,6 +37060,7 @@ with exo.embed_query). The thread makes only the HTTP call (the server's API is 
 thread-safe). The search's thread waits for it asking for the statement's interrupts
 (model_client.Cancel.join), so a cancelled statement cuts the call off at once; close() cuts
 off a call still running and joins the thread before the search returns, on every path out.
+The vector is kept for the session (question_vector.keep_vector) for the packet built on the search.
 """
 
 import threading
@@ -37506,11 +37707,30 @@ def _is_number(x: object) -> bool:
 
 def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+"""The question's vector kept for the session (stdlib only): the search
+(query_embedding.QueryEmbedding) keeps the vector it embedded or was given, and the packet built
+on that search (fact_choice.embedding_meaning) compares the question with its facts by it instead
+of embedding the question a second time."""
+
+import json
+
+KEPT = "exo_question_vector"
+"""The key in the session's GD of the last search's (model, question, vector text)."""
+
+def keep_vector(store, model, question, vector_text):
+    store[KEPT] = (model, question, vector_text)
+
+def kept_vector(store, model, question):
+    """The vector (floats) of the last search's question when it was `question`, by `model`."""
+    held = store.get(KEPT)
+    return json.loads(held[2]) if held and held[:2] == (model, question) else None
 
 class QueryEmbedding:
     """The query's vector as pgvector text, awaited at most once; None when unavailable."""
 
     def __init__(self, question, caller_vector, model, settings, budget_store):
+        self.question = question
+        self.store = budget_store
         self.caller_vector = caller_vector
         self.model = model
         self.setting = dict(settings["models.embeddings"], timeout_s=settings["retrieval.embed_timeout_s"])
@@ -37550,6 +37770,8 @@ class QueryEmbedding:
             values = list(self.caller_vector)
             self.text = "[" + ",".join(repr(float(v)) for v in values) + "]"
             report["query_embedding"] = {"source": "caller", "dimensions": len(values)}
+            if len(values) == self.model["dimensions"]:  # the endpoint's space, as the stored vectors'
+                keep_vector(self.store, self.setting.get("model"), self.question, self.text)
             return self.text
         if self.thread is not None:
             self.cancel.join(self.thread, self.setting["timeout_s"] + 1)
@@ -37567,6 +37789,7 @@ class QueryEmbedding:
             }
         else:
             self.text = embedded["vector"]
+            keep_vector(self.store, self.setting.get("model"), self.question, self.text)
             report["query_embedding"] = {"source": "endpoint", "ms": embedded["ms"]}
             report["timings_ms"]["embed_query"] = embedded["ms"]
         if self.error:
