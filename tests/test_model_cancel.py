@@ -8,6 +8,8 @@ model endpoint never answers, and no thread is left holding a connection. So doe
 connecting to a host that drops packets, or reading an answer trickled a byte at a time. The
 never-answering endpoint is a stand-in (fault injection); the database, the notes and their MiniLM
 embeddings are real. Every endpoint's own timeout is 60 s, so a statement that ends in seconds was cancelled.
+The blocks roll back through db.transaction: a ROLLBACK sent as text after such a cancel can fail in
+Apache AGE 1.8's parse hook and leave the server's lock table broken for new sessions.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from psycopg.types.json import Jsonb
 from support.db import cloned_database, use_embeddings
 from support.standin import Reply, StandIn, silent_port
 
+from exocortex.db import transaction
 from exocortex.ingest import pipeline
 from exocortex.plpy import model_client as client
 
@@ -59,21 +62,25 @@ def notes(cfg, template_db, real_models, tmp_path_factory) -> Iterator:
         yield db
 
 
+class _Undo(Exception):
+    """Ends as_reader's block with its rollback."""
+
+
 @contextmanager
 def as_reader(conn: psycopg.Connection, **settings) -> Iterator[None]:
-    """A transaction of the admin's session with changed settings, run as exo_reader, rolled back."""
-    for key, value in settings.items():
-        conn.execute(
-            "update exo_private.settings set value = value || %s where key = %s"
-            if isinstance(value, dict)
-            else "update exo_private.settings set value = %s where key = %s",
-            (Jsonb(value), key.replace("__", ".")),
-        )
-    conn.execute("set local role exo_reader")
-    try:
+    """A transaction block of the admin's (autocommit) session with changed settings, run as
+    exo_reader, rolled back by the ROLLBACK the session prepared (db.transaction)."""
+    with contextlib.suppress(_Undo), transaction(conn):
+        for key, value in settings.items():
+            conn.execute(
+                "update exo_private.settings set value = value || %s where key = %s"
+                if isinstance(value, dict)
+                else "update exo_private.settings set value = %s where key = %s",
+                (Jsonb(value), key.replace("__", ".")),
+            )
+        conn.execute("set local role exo_reader")
         yield
-    finally:
-        conn.rollback()
+        raise _Undo
 
 
 def search_report(conn: psycopg.Connection) -> dict:
@@ -108,7 +115,7 @@ def timed_out(conn: psycopg.Connection, statement: str, args: tuple = ()) -> flo
 
 
 def test_a_statement_timeout_ends_a_search_whose_rerank_endpoint_never_answers(notes):
-    with StandIn(lambda path, request: NEVER) as hanging, notes.connect(autocommit=False) as conn:
+    with StandIn(lambda path, request: NEVER) as hanging, notes.connect() as conn:
         with as_reader(conn):  # warm: the session's functions compiled, its statements prepared
             assert search_report(conn)["returned"] > 0
         settings = {
@@ -127,7 +134,7 @@ def test_a_statement_timeout_ends_a_search_whose_rerank_endpoint_never_answers(n
 
 
 def test_a_statement_timeout_ends_a_search_whose_query_embedding_never_comes(notes):
-    with StandIn(lambda path, request: NEVER) as hanging, notes.connect(autocommit=False) as conn:
+    with StandIn(lambda path, request: NEVER) as hanging, notes.connect() as conn:
         with as_reader(conn):
             assert search_report(conn)["query_embedding"]["source"] == "endpoint"
         settings = {
@@ -143,11 +150,10 @@ def test_a_statement_timeout_ends_a_search_whose_query_embedding_never_comes(not
         assert took < BOUND_S, f"the search took {took:.1f} s after a 1 s statement timeout"
         # Nothing was left behind in the server process: the fetch thread ended with the search.
         assert "exo-query-embedding" not in threads_of(conn)
-        conn.rollback()
 
 
 def test_a_search_that_never_needs_the_vector_cuts_its_fetch_off_and_returns(notes):
-    with StandIn(lambda path, request: NEVER) as hanging, notes.connect(autocommit=False) as conn:
+    with StandIn(lambda path, request: NEVER) as hanging, notes.connect() as conn:
         settings = {
             "retrieval__rerank_order": ["deterministic"],
             "retrieval__embed_timeout_s": TIMEOUT_S,
@@ -163,7 +169,6 @@ def test_a_search_that_never_needs_the_vector_cuts_its_fetch_off_and_returns(not
         assert wait_for(lambda: hanging.hang_ups == hanging.calls("/embeddings"))
         assert took < BOUND_S
         assert "exo-query-embedding" not in threads_of(conn)
-        conn.rollback()
 
 
 def test_pg_cancel_backend_ends_a_query_embedding_that_never_comes(notes):
@@ -209,7 +214,7 @@ def test_a_statement_timeout_ends_a_query_embedding_from_a_host_that(notes, host
     """The call waits in the connect (the SYN unanswered) or in its reads (a byte every 0.1 s of a
     600-byte answer): each wait is cut into slices that ask for the statement's interrupts."""
     trickle = Reply(body=b" " * 600, trickle=True)
-    with contextlib.ExitStack() as stack, notes.connect(autocommit=False) as conn:
+    with contextlib.ExitStack() as stack, notes.connect() as conn:
         if host == "drops packets":
             url = stack.enter_context(silent_port())
         else:
@@ -222,6 +227,34 @@ def test_a_statement_timeout_ends_a_query_embedding_from_a_host_that(notes, host
             took = timed_out(conn, "select exo.embed_query(%s)", (f"the lamp of a host that {host}",))
         assert took < BOUND_S, f"exo.embed_query took {took:.1f} s after a 1 s statement timeout"
         conn.execute("select 1")  # the session goes on
+
+
+def test_a_block_whose_model_call_was_cancelled_rolls_back_after_ages_cache_was_invalidated(notes):
+    """Apache AGE 1.8's parse hook looks pg_extension up whenever its cache of "is AGE installed"
+    was invalidated, and inside an aborted transaction that lookup fails: every ROLLBACK sent as
+    text then fails with "ResourceOwnerEnlarge called after release started" and the session keeps
+    the catalog locks it took (seen after cancelled searches while a burst of DDL elsewhere reset
+    the busy session's caches). Here the block's own GRANT invalidates it, and the ROLLBACK the
+    session prepared (db.transaction) ends the block each time: the session goes on, holding
+    nothing, and a new session connects."""
+    with StandIn(lambda path, request: NEVER) as hanging, notes.connect() as conn:
+        settings = {
+            "retrieval__embed_timeout_s": TIMEOUT_S,
+            "models__embeddings": {"url": hanging.url, "timeout_s": TIMEOUT_S},
+        }
+        for attempt in range(3):
+            with as_reader(conn, **settings):
+                conn.execute("reset role")
+                conn.execute("grant select on pg_catalog.pg_extension to exo_reader")
+                conn.execute("set local role exo_reader")
+                timed_out(conn, "select exo.embed_query(%s)", (f"the lamp, attempt {attempt}",))
+            assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+            assert conn.execute("select exo.setting('retrieval.embed_timeout_s')").fetchone()[0] != TIMEOUT_S
+        assert hanging.calls("/embeddings") == 3
+        pid = conn.info.backend_pid
+        with notes.connect() as other:
+            held = other.execute("select count(*) from pg_catalog.pg_locks where pid = %s", (pid,))
+            assert held.fetchone()[0] == 0
 
 
 def test_outside_the_database_no_check_is_asked():

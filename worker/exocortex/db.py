@@ -22,12 +22,16 @@ import fcntl
 import json
 import os
 import secrets
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
 import psycopg
 from pgvector.psycopg import register_vector as _register_pgvector
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.pq import ExecStatus, TransactionStatus
 from psycopg.types import TypeInfo
 
 from exocortex.config import Config
@@ -132,6 +136,73 @@ def as_uri(url: str) -> str:
 def connect(url: str, application_name: str, **kwargs) -> psycopg.Connection:
     """Connect with an application_name, so pg_stat_activity tells who is who."""
     return psycopg.connect(url, application_name=application_name, **kwargs)
+
+
+#: What transaction() runs prepared, each prepared by the session while its transactions are sound.
+_BLOCK_STATEMENTS = {b"exo_begin": b"BEGIN", b"exo_rollback": b"ROLLBACK"}
+_PREPARED: weakref.WeakSet[psycopg.Connection] = weakref.WeakSet()
+
+
+@contextmanager
+def transaction(conn: psycopg.Connection) -> Iterator[None]:
+    """A transaction block on an autocommit connection (conn.transaction() without savepoints)
+    whose ROLLBACK, after an error, needs no parse analysis: it is a statement the session
+    prepared while its transactions were sound.
+
+    A ROLLBACK sent as text is parse-analysed, and Apache AGE 1.8's parse hook looks pg_extension
+    up whenever its cache of "is AGE installed" was invalidated (a relcache reset, which a burst of
+    DDL elsewhere brings to a session that was busy, such as a cancelled search): inside the
+    aborted transaction that lookup fails, "ResourceOwnerEnlarge called after release started",
+    on every ROLLBACK, and the catalog locks it took are left so that new sessions can fail
+    ("failed to re-find shared lock object").
+
+    psycopg sends DEALLOCATE ALL after a DROP or a rollback when it had prepared statements of its
+    own: the BEGIN finds the block's statements gone and prepares them again; a block that lost
+    them on the way rolls back as text. Inside a transaction already (a nested block), or on a
+    connection that is not autocommit, it is conn.transaction() itself."""
+    if not conn.autocommit or conn.info.transaction_status != TransactionStatus.IDLE:
+        with conn.transaction():
+            yield
+        return
+    if conn not in _PREPARED:
+        _prepare(conn)
+    if _run(conn, b"exo_begin").status != ExecStatus.COMMAND_OK:
+        _prepare(conn)
+        _check(conn, _run(conn, b"exo_begin"))
+    try:
+        yield
+    except BaseException:
+        _roll_back(conn)
+        raise
+    if conn.info.transaction_status == TransactionStatus.INERROR:
+        _roll_back(conn)  # what COMMIT would do there
+    else:
+        conn.execute("commit")
+
+
+def _prepare(conn: psycopg.Connection) -> None:
+    for name, statement in _BLOCK_STATEMENTS.items():
+        with conn.lock:
+            prepared = conn.pgconn.prepare(name, statement)
+        _check(conn, prepared)
+    _PREPARED.add(conn)
+
+
+def _run(conn: psycopg.Connection, name: bytes) -> psycopg.pq.abc.PGresult:
+    with conn.lock:
+        return conn.pgconn.exec_prepared(name, [])
+
+
+def _check(conn: psycopg.Connection, result: psycopg.pq.abc.PGresult) -> None:
+    if result.status != ExecStatus.COMMAND_OK:
+        raise psycopg.errors.error_from_result(result, encoding=conn.info.encoding)
+
+
+def _roll_back(conn: psycopg.Connection) -> None:
+    if conn.info.transaction_status not in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
+        return
+    if _run(conn, b"exo_rollback").status != ExecStatus.COMMAND_OK:
+        conn.rollback()  # the statement went with a DEALLOCATE ALL inside the block
 
 
 def writer(cfg: Config, application_name: str) -> psycopg.Connection:

@@ -38,7 +38,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from exocortex import config
 from exocortex.client import routing, search_options
-from exocortex.db import role_url
+from exocortex.db import role_url, transaction
 from exocortex.ops import profiles
 
 log = logging.getLogger("exocortex.client.api")
@@ -242,7 +242,7 @@ def _served_call(
         # A hot standby (a replica) takes no read-write transaction: there a search answers
         # unrecorded (its report says why) and a kb action is refused with the standby's reason.
         if read_write and conn.info.parameter_status("in_hot_standby") != "on":
-            with conn.transaction():
+            with transaction(conn):
                 conn.execute("set transaction read write")
                 rows = conn.execute(statement, list(args.values())).fetchall()
         else:
@@ -415,7 +415,7 @@ def _guarded_select(conn: psycopg.Connection, statement: str, limit: int) -> dic
         {r["name"] for r in catalog if r["kind"] == "function"},
         {r["name"] for r in catalog if r["kind"] == "column"},
     )
-    with conn.transaction():
+    with transaction(conn):
         conn.execute(f"set local statement_timeout = {SQL_TIMEOUT_MS}")
         # A cursor on the server: rows come in batches, so the cap holds on this side too.
         with conn.cursor("exo_sql", row_factory=tuple_row) as cursor:

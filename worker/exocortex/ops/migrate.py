@@ -44,7 +44,7 @@ import psycopg
 from psycopg import sql
 
 from exocortex.config import Config
-from exocortex.db import ROLES, admin_url, connect, load_secrets, save_secret
+from exocortex.db import ROLES, admin_url, connect, load_secrets, save_secret, transaction
 from exocortex.ops import cron
 from exocortex.runtime.packages import package_for_extension
 
@@ -233,7 +233,7 @@ def migration_files(migrations_dir: Path) -> list[Path]:
 
 
 def ensure_roles(conn: psycopg.Connection, passwords: dict[str, str]) -> None:
-    with conn.transaction():
+    with transaction(conn):
         # pg_authid is shared by all databases, so this lock serialises role changes
         # of migrators working on different databases of one server at the same time.
         conn.execute("lock table pg_catalog.pg_authid in share row exclusive mode")
@@ -296,7 +296,7 @@ def ensure_profile_roles(cfg: Config, conn: psycopg.Connection, renew_unknown: b
         return []
     known = load_secrets(cfg)
     made = []
-    with conn.transaction():
+    with transaction(conn):
         conn.execute("lock table pg_catalog.pg_authid in share row exclusive mode")
         for role, exists in conn.execute(
             "select p.role, r.rolname is not null from exo_private.kb_profiles p "
@@ -351,7 +351,7 @@ def install_pgmq(conn: psycopg.Connection) -> str | None:
     version = sql_dir.joinpath("VERSION").read_text().strip()
     body = sql_dir.joinpath("pgmq.sql").read_text()
     digest = hashlib.sha256(body.encode()).hexdigest()
-    with conn.transaction():
+    with transaction(conn):
         if as_extension:
             version, digest = as_extension[0], None
         elif conn.execute("select to_regnamespace('pgmq')").fetchone()[0] is not None:
@@ -390,7 +390,7 @@ def apply_migrations(conn: psycopg.Connection, migrations_dir: Path) -> list[str
     for path in paths:
         if path.name in applied:
             continue
-        with conn.transaction():
+        with transaction(conn):
             conn.execute(
                 "insert into exo_private.schema_migrations (name, sha256) values (%s, %s)",
                 (path.name, file_sha256(path)),
@@ -409,7 +409,7 @@ def apply_sql(conn: psycopg.Connection, sql_dir: Path, plpy_dir: Path) -> int:
     paths = sorted(sql_dir.glob("*.sql"))
     for path in paths:
         text = inline_plpy(path.read_text(), plpy_dir, f"sql/{path.name}")
-        with conn.transaction():
+        with transaction(conn):
             try:
                 conn.execute(text)
             except psycopg.Error as exc:
@@ -426,7 +426,7 @@ def grant_database_privileges(conn: psycopg.Connection) -> None:
     owner or a superuser); only the owner and the writer get temporary tables.
     """
     database = conn.execute("select current_database()").fetchone()[0]
-    with conn.transaction():
+    with transaction(conn):
         for statement in (
             "revoke connect, temporary on database {} from public",
             "grant connect on database {} to exo_owner, exo_writer, exo_reader",
@@ -449,7 +449,7 @@ def grant_database_privileges(conn: psycopg.Connection) -> None:
 
 def close_maintenance_databases(conn: psycopg.Connection) -> None:
     """PUBLIC may not connect to, or make temporary tables in, the server's own databases."""
-    with conn.transaction():
+    with transaction(conn):
         # pg_database is shared: two migrators changing one row at once would fail, so this
         # waits on the lock that serialises ensure_roles, and changes only what is open.
         conn.execute("lock table pg_catalog.pg_authid in share row exclusive mode")
@@ -492,7 +492,7 @@ def set_reader_limits(conn: psycopg.Connection) -> None:
     values = dict(
         conn.execute("select key, value from exo_private.settings where key = any(%s)", (keys,)).fetchall()
     )
-    with conn.transaction():
+    with transaction(conn):
         # pg_authid and pg_db_role_setting are shared by every database: serialise with the
         # migrators and clones of other databases, as ensure_roles does.
         conn.execute("lock table pg_catalog.pg_authid in share row exclusive mode")
@@ -625,7 +625,9 @@ def migrate(
     """Bring the database at `url` (an admin URL) up to date; with `schedule`, give it its
     pg_cron jobs (a template to clone, whose clones are not migrated, or a scratch database
     that is dropped afterwards, gets none: a job's session on a template stops its cloning)."""
-    with connect(url, "exo-migrate", autocommit=True) as conn:
+    # Without statements of psycopg's own, it never sends DEALLOCATE ALL after a DROP: that would
+    # take the blocks' prepared ROLLBACK with it (db.transaction).
+    with connect(url, "exo-migrate", autocommit=True, prepare_threshold=None) as conn:
         database = conn.execute("select current_database()").fetchone()[0]
         result = MigrateResult(database)
         conn.execute(
@@ -664,7 +666,7 @@ def _migrate_steps(
     if not cfg.external_url:
         close_maintenance_databases(conn)
     grant_database_privileges(conn)
-    with conn.transaction():
+    with transaction(conn):
         conn.execute("set local role exo_owner")
         conn.execute(BOOTSTRAP)
     result.pgmq_installed = install_pgmq(conn)
