@@ -338,6 +338,7 @@ def run(
             asked,
             search.held_together,
             names_known=any(q.entities.values()),
+            far=settings["packet.answer_far_similarity"],
         )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}

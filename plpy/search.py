@@ -374,6 +374,11 @@ def answer_words(terms, entities):
     return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
 
 
+# A question of fewer content words says too little for its similarity to say whether anything
+# answers it: "Where do I live?" is 0.21 from "I live in Bristol now." (MiniLM), where a question
+# on another subject ("Why doesn't Solaris make generate .o files?") is as far from everything.
+FAR_WORDS = 3
+
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
@@ -412,10 +417,17 @@ def asked_phrase(query):
     return []
 
 
-def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False):
+def answer_check(
+    candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False, far=0.0
+):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
+    (where the embedding rerank ran); nothing does when none comes within `far` of a question of
+    FAR_WORDS content words or more that names no one and nothing the memory knows, and none holds
+    half its words (one on another subject, whatever everyday words it shares with the memory: a
+    question naming a person is far from the chats that answer it, "Which mountain did John climb
+    in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window); else
+    unless what the question asks about (`asked`, the words
     of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
@@ -436,6 +448,14 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
     uses = word_uses()
+    if (
+        sims
+        and max(sims) < far
+        and len(uses) >= FAR_WORDS
+        and not names_known
+        and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
+    ):
+        return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
     unheld = [w for w in asked if uses.get(w) == 0]

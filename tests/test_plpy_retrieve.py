@@ -61,6 +61,7 @@ SETTINGS = {
     "reader.rerank_calls_per_minute": 120,
     "deference.time_releases": False,
     "packet.answer_close_similarity": 0.5,
+    "packet.answer_far_similarity": 0.3,
 }
 NO_SIGNAL = {"signal": "none", "opens_archive": False, "signals": [], "years": []}
 

@@ -1263,6 +1263,41 @@ def test_a_specific_word_in_memory_answers_and_no_candidate_does_not():
     assert search.answer_check([], None, 0.5, lambda: {})["found"] is False
 
 
+def test_a_question_of_several_words_that_nothing_comes_near_in_meaning_is_answered_by_nothing():
+    def check(sims, uses, far=0.3):
+        candidates = [_candidate(n, coverage=0.4) for n in sims]  # none holds half the words
+        return search.answer_check(candidates, sims, 0.5, lambda: uses, far=far)
+
+    # "Why won't lsof find all the open files in a directory?" of a memory that never explains lsof:
+    # every word is held somewhere, and no passage comes near it in meaning
+    held = {"lsof": 1, "find": 20, "open": 12, "files": 20, "directory": 9}
+    far = check({1: 0.28, 2: 0.21}, held)
+    assert (far["found"], far["why"]) == (False, "no passage comes within 0.3 of the question in meaning")
+    assert check({1: 0.28, 2: 0.31}, held)["found"] is True  # one passage is near enough
+    assert check({1: 0.28}, held, far=0.0)["found"] is True  # the setting's 0 turns the rule off
+    # a bag of a message's rarer words ("solid team quite progress") is as far from its window,
+    # which holds every one of them
+    bag = [_candidate(1, coverage=1.0), _candidate(2, coverage=0.25)]
+    assert search.answer_check(bag, {1: 0.22, 2: 0.25}, 0.5, lambda: held, far=0.3)["found"] is True
+    # a short question says too little for its similarity to count: "Where do I live?" is 0.21
+    # from "I live in Bristol now."
+    assert check({1: 0.21}, {"live": 4})["found"] is True
+    assert check({1: 0.21}, {"city": 2, "live": 4})["found"] is True
+    # a question that names someone the memory knows is far from the chats that answer it
+    # ("Which mountain did John climb in Perthshire?" is 0.13 from John's message that answers it)
+    mountain = {"mountain": 2, "climb": 3, "perthshire": 1}
+    assert check({1: 0.13}, mountain)["found"] is False
+    named = search.answer_check(
+        [_candidate(1, coverage=0.4)], {1: 0.13}, 0.5, lambda: mountain, names_known=True, far=0.3
+    )
+    assert named["found"] is True
+    # an exact match answers however far it is in meaning
+    dated = search.answer_check(
+        [_candidate(1, match="dated", coverage=0.4)], {1: 0.1}, 0.5, lambda: held, far=0.3
+    )
+    assert dated["found"] is True
+
+
 def test_words_nowhere_that_outweigh_the_rest_answer_nothing_however_many_everyday_words_are_held():
     def found(uses):
         return search.answer_check([_candidate(1)], {1: 0.1}, 0.5, lambda: uses)["found"]
