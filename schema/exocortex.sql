@@ -4398,6 +4398,11 @@ def answer_words(terms, entities):
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
     return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
 
+# A question of fewer content words says too little for its similarity to say whether anything
+# answers it: "Where do I live?" is 0.21 from "I live in Bristol now." (MiniLM), where a question
+# on another subject ("Why doesn't Solaris make generate .o files?") is as far from everything.
+FAR_WORDS = 3
+
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
@@ -4433,10 +4438,17 @@ def asked_phrase(query):
         return []
     return []
 
-def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False):
+def answer_check(
+    candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False, far=0.0
+):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
+    (where the embedding rerank ran); nothing does when none comes within `far` of a question of
+    FAR_WORDS content words or more that names no one and nothing the memory knows, and none holds
+    half its words (one on another subject, whatever everyday words it shares with the memory: a
+    question naming a person is far from the chats that answer it, "Which mountain did John climb
+    in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window); else
+    unless what the question asks about (`asked`, the words
     of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
@@ -4457,6 +4469,14 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
     uses = word_uses()
+    if (
+        sims
+        and max(sims) < far
+        and len(uses) >= FAR_WORDS
+        and not names_known
+        and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
+    ):
+        return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
     unheld = [w for w in asked if uses.get(w) == 0]
@@ -6981,6 +7001,11 @@ def answer_words(terms, entities):
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
     return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
 
+# A question of fewer content words says too little for its similarity to say whether anything
+# answers it: "Where do I live?" is 0.21 from "I live in Bristol now." (MiniLM), where a question
+# on another subject ("Why doesn't Solaris make generate .o files?") is as far from everything.
+FAR_WORDS = 3
+
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
@@ -7016,10 +7041,17 @@ def asked_phrase(query):
         return []
     return []
 
-def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False):
+def answer_check(
+    candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False, far=0.0
+):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
+    (where the embedding rerank ran); nothing does when none comes within `far` of a question of
+    FAR_WORDS content words or more that names no one and nothing the memory knows, and none holds
+    half its words (one on another subject, whatever everyday words it shares with the memory: a
+    question naming a person is far from the chats that answer it, "Which mountain did John climb
+    in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window); else
+    unless what the question asks about (`asked`, the words
     of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
@@ -7040,6 +7072,14 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
     uses = word_uses()
+    if (
+        sims
+        and max(sims) < far
+        and len(uses) >= FAR_WORDS
+        and not names_known
+        and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
+    ):
+        return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
     unheld = [w for w in asked if uses.get(w) == 0]
@@ -9006,6 +9046,11 @@ def answer_words(terms, entities):
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
     return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
 
+# A question of fewer content words says too little for its similarity to say whether anything
+# answers it: "Where do I live?" is 0.21 from "I live in Bristol now." (MiniLM), where a question
+# on another subject ("Why doesn't Solaris make generate .o files?") is as far from everything.
+FAR_WORDS = 3
+
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
@@ -9041,10 +9086,17 @@ def asked_phrase(query):
         return []
     return []
 
-def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False):
+def answer_check(
+    candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False, far=0.0
+):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
+    (where the embedding rerank ran); nothing does when none comes within `far` of a question of
+    FAR_WORDS content words or more that names no one and nothing the memory knows, and none holds
+    half its words (one on another subject, whatever everyday words it shares with the memory: a
+    question naming a person is far from the chats that answer it, "Which mountain did John climb
+    in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window); else
+    unless what the question asks about (`asked`, the words
     of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
@@ -9065,6 +9117,14 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
     uses = word_uses()
+    if (
+        sims
+        and max(sims) < far
+        and len(uses) >= FAR_WORDS
+        and not names_known
+        and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
+    ):
+        return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
     unheld = [w for w in asked if uses.get(w) == 0]
@@ -11506,6 +11566,11 @@ def answer_words(terms, entities):
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
     return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
 
+# A question of fewer content words says too little for its similarity to say whether anything
+# answers it: "Where do I live?" is 0.21 from "I live in Bristol now." (MiniLM), where a question
+# on another subject ("Why doesn't Solaris make generate .o files?") is as far from everything.
+FAR_WORDS = 3
+
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
@@ -11541,10 +11606,17 @@ def asked_phrase(query):
         return []
     return []
 
-def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False):
+def answer_check(
+    candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False, far=0.0
+):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
+    (where the embedding rerank ran); nothing does when none comes within `far` of a question of
+    FAR_WORDS content words or more that names no one and nothing the memory knows, and none holds
+    half its words (one on another subject, whatever everyday words it shares with the memory: a
+    question naming a person is far from the chats that answer it, "Which mountain did John climb
+    in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window); else
+    unless what the question asks about (`asked`, the words
     of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
@@ -11565,6 +11637,14 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
     uses = word_uses()
+    if (
+        sims
+        and max(sims) < far
+        and len(uses) >= FAR_WORDS
+        and not names_known
+        and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
+    ):
+        return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
     unheld = [w for w in asked if uses.get(w) == 0]
@@ -13096,6 +13176,11 @@ def answer_words(terms, entities):
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
     return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
 
+# A question of fewer content words says too little for its similarity to say whether anything
+# answers it: "Where do I live?" is 0.21 from "I live in Bristol now." (MiniLM), where a question
+# on another subject ("Why doesn't Solaris make generate .o files?") is as far from everything.
+FAR_WORDS = 3
+
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
@@ -13131,10 +13216,17 @@ def asked_phrase(query):
         return []
     return []
 
-def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False):
+def answer_check(
+    candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False, far=0.0
+):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
+    (where the embedding rerank ran); nothing does when none comes within `far` of a question of
+    FAR_WORDS content words or more that names no one and nothing the memory knows, and none holds
+    half its words (one on another subject, whatever everyday words it shares with the memory: a
+    question naming a person is far from the chats that answer it, "Which mountain did John climb
+    in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window); else
+    unless what the question asks about (`asked`, the words
     of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
@@ -13155,6 +13247,14 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
     uses = word_uses()
+    if (
+        sims
+        and max(sims) < far
+        and len(uses) >= FAR_WORDS
+        and not names_known
+        and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
+    ):
+        return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
     unheld = [w for w in asked if uses.get(w) == 0]
@@ -15302,6 +15402,11 @@ def answer_words(terms, entities):
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
     return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
 
+# A question of fewer content words says too little for its similarity to say whether anything
+# answers it: "Where do I live?" is 0.21 from "I live in Bristol now." (MiniLM), where a question
+# on another subject ("Why doesn't Solaris make generate .o files?") is as far from everything.
+FAR_WORDS = 3
+
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
@@ -15337,10 +15442,17 @@ def asked_phrase(query):
         return []
     return []
 
-def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False):
+def answer_check(
+    candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False, far=0.0
+):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
+    (where the embedding rerank ran); nothing does when none comes within `far` of a question of
+    FAR_WORDS content words or more that names no one and nothing the memory knows, and none holds
+    half its words (one on another subject, whatever everyday words it shares with the memory: a
+    question naming a person is far from the chats that answer it, "Which mountain did John climb
+    in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window); else
+    unless what the question asks about (`asked`, the words
     of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
@@ -15361,6 +15473,14 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
     uses = word_uses()
+    if (
+        sims
+        and max(sims) < far
+        and len(uses) >= FAR_WORDS
+        and not names_known
+        and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
+    ):
+        return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
     unheld = [w for w in asked if uses.get(w) == 0]
@@ -33553,6 +33673,11 @@ def answer_words(terms, entities):
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
     return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
 
+# A question of fewer content words says too little for its similarity to say whether anything
+# answers it: "Where do I live?" is 0.21 from "I live in Bristol now." (MiniLM), where a question
+# on another subject ("Why doesn't Solaris make generate .o files?") is as far from everything.
+FAR_WORDS = 3
+
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
@@ -33588,10 +33713,17 @@ def asked_phrase(query):
         return []
     return []
 
-def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False):
+def answer_check(
+    candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False, far=0.0
+):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
+    (where the embedding rerank ran); nothing does when none comes within `far` of a question of
+    FAR_WORDS content words or more that names no one and nothing the memory knows, and none holds
+    half its words (one on another subject, whatever everyday words it shares with the memory: a
+    question naming a person is far from the chats that answer it, "Which mountain did John climb
+    in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window); else
+    unless what the question asks about (`asked`, the words
     of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
@@ -33612,6 +33744,14 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
     uses = word_uses()
+    if (
+        sims
+        and max(sims) < far
+        and len(uses) >= FAR_WORDS
+        and not names_known
+        and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
+    ):
+        return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
     unheld = [w for w in asked if uses.get(w) == 0]
@@ -35458,6 +35598,11 @@ def answer_words(terms, entities):
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
     return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
 
+# A question of fewer content words says too little for its similarity to say whether anything
+# answers it: "Where do I live?" is 0.21 from "I live in Bristol now." (MiniLM), where a question
+# on another subject ("Why doesn't Solaris make generate .o files?") is as far from everything.
+FAR_WORDS = 3
+
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
@@ -35493,10 +35638,17 @@ def asked_phrase(query):
         return []
     return []
 
-def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False):
+def answer_check(
+    candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False, far=0.0
+):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
+    (where the embedding rerank ran); nothing does when none comes within `far` of a question of
+    FAR_WORDS content words or more that names no one and nothing the memory knows, and none holds
+    half its words (one on another subject, whatever everyday words it shares with the memory: a
+    question naming a person is far from the chats that answer it, "Which mountain did John climb
+    in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window); else
+    unless what the question asks about (`asked`, the words
     of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
@@ -35517,6 +35669,14 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
     uses = word_uses()
+    if (
+        sims
+        and max(sims) < far
+        and len(uses) >= FAR_WORDS
+        and not names_known
+        and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
+    ):
+        return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
     unheld = [w for w in asked if uses.get(w) == 0]
@@ -38991,6 +39151,7 @@ def run(
             asked,
             search.held_together,
             names_known=any(q.entities.values()),
+            far=settings["packet.answer_far_similarity"],
         )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}
