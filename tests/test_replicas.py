@@ -92,8 +92,8 @@ def vault(cfg, template_db, real_models, replica, tmp_path_factory) -> Iterator:
         Worker(cfg, dbname=db.name, once=True, queues=["embed", "events"], poll_s=0.05).run()
         with db.connect() as conn:
             conn.execute("select exo_private.kb_add_profile('ada')")
-            # Both servers' answers are compared, and a packet embeds its question twice (the
-            # search, the facts' meaning): a call that times out on one side only, under load,
+            # Both servers' answers are compared, and a packet embeds its question (and the
+            # facts' texts once a session): a call that times out on one side only, under load,
             # would make them differ by the load, not by the server
             conn.execute(
                 "update exo_private.settings set value = '30' where key = 'retrieval.embed_timeout_s'"
