@@ -43,6 +43,7 @@ from search import (
     answering_line,
     query_words,
     stem,
+    written_names,
 )
 
 # A question about the present: a present-tense auxiliary or copula ("s": "What's"), or a word
@@ -484,7 +485,7 @@ def order_changes(query, chosen, report, pool=()):
     facts = [stated(c, words, set(every), asked_uses) for c in chosen]
     # what is asked of them, not whom: a name the question writes ("Where does Pixel sleep?") is
     # its subject, beside which a line tells anything of it
-    names = {w.casefold() for w in _WORD.findall(query)[1:] if w[:1].isupper() and not w.isupper()}
+    names = written_names(query)
     asked = {stem(w) for w in words if len(w) >= 3 and w not in names}
     chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_uses)
     groups = []

@@ -32,6 +32,7 @@ from search import (
     rank,
     released,
     stem,
+    written_names,
 )
 from stages import StageSearch, search_with_fallback
 
@@ -339,6 +340,7 @@ def run(
             search.held_together,
             names_known=any(q.entities.values()),
             far=settings["packet.answer_far_similarity"],
+            names=any(q.entities.values()) or bool(written_names(q.text)),
         )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}

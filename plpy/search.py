@@ -91,6 +91,13 @@ def ngram_keys(query, max_n=MAX_NGRAM):
     return _key_runs(tokens, max_n, lambda key: True)
 
 
+def written_names(query):
+    """The words a question writes as names, casefolded: capitalised after its first word, not all
+    capitals ("Where does Pixel sleep?": pixel; "Why doesn't lsof report VxFS ...": vxfs; not
+    "HP")."""
+    return {w.casefold() for w in _WORD.findall(query or "")[1:] if w[:1].isupper() and not w.isupper()}
+
+
 def name_keys(query, max_n=3):
     """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
     question writes it, without the punctuation around it ("Priya's" is "priya")."""
@@ -418,16 +425,24 @@ def asked_phrase(query):
 
 
 def answer_check(
-    candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False, far=0.0
+    candidates,
+    similarity,
+    close,
+    word_uses,
+    asked=(),
+    held_together=None,
+    names_known=False,
+    far=0.0,
+    names=False,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that names no one and nothing the memory knows, and none holds
-    half its words (one on another subject, whatever everyday words it shares with the memory: a
-    question naming a person is far from the chats that answer it, "Which mountain did John climb
-    in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window); else
-    unless what the question asks about (`asked`, the words
+    FAR_WORDS content words or more that writes no name (`names`: one the memory knows or not), and
+    none holds half its words (one on another subject, whatever everyday words it shares with the
+    memory: a question naming a person is far from the chats that answer it, "Which mountain did
+    John climb in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window);
+    else unless what the question asks about (`asked`, the words
     of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
@@ -452,7 +467,7 @@ def answer_check(
         sims
         and max(sims) < far
         and len(uses) >= FAR_WORDS
-        and not names_known
+        and not names
         and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")

@@ -1288,9 +1288,12 @@ def test_a_question_of_several_words_that_nothing_comes_near_in_meaning_is_answe
     mountain = {"mountain": 2, "climb": 3, "perthshire": 1}
     assert check({1: 0.13}, mountain)["found"] is False
     named = search.answer_check(
-        [_candidate(1, coverage=0.4)], {1: 0.13}, 0.5, lambda: mountain, names_known=True, far=0.3
+        [_candidate(1, coverage=0.4)], {1: 0.13}, 0.5, lambda: mountain, names=True, far=0.3
     )
     assert named["found"] is True
+    # whether the memory knows the name or not ("In which city did Emil hold the wedding?")
+    assert search.written_names("In which city did Emil hold the wedding?") == {"emil"}
+    assert search.written_names("Why doesn't lsof report VxFS link counts on HP-UX?") == {"vxfs"}
     # an exact match answers however far it is in meaning
     dated = search.answer_check(
         [_candidate(1, match="dated", coverage=0.4)], {1: 0.1}, 0.5, lambda: held, far=0.3
