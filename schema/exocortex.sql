@@ -4134,6 +4134,12 @@ def ngram_keys(query, max_n=MAX_NGRAM):
     tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
     return _key_runs(tokens, max_n, lambda key: True)
 
+def written_names(query):
+    """The words a question writes as names, casefolded: capitalised after its first word, not all
+    capitals ("Where does Pixel sleep?": pixel; "Why doesn't lsof report VxFS ...": vxfs; not
+    "HP")."""
+    return {w.casefold() for w in _WORD.findall(query or "")[1:] if w[:1].isupper() and not w.isupper()}
+
 def name_keys(query, max_n=3):
     """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
     question writes it, without the punctuation around it ("Priya's" is "priya")."""
@@ -4439,16 +4445,24 @@ def asked_phrase(query):
     return []
 
 def answer_check(
-    candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False, far=0.0
+    candidates,
+    similarity,
+    close,
+    word_uses,
+    asked=(),
+    held_together=None,
+    names_known=False,
+    far=0.0,
+    names=False,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that names no one and nothing the memory knows, and none holds
-    half its words (one on another subject, whatever everyday words it shares with the memory: a
-    question naming a person is far from the chats that answer it, "Which mountain did John climb
-    in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window); else
-    unless what the question asks about (`asked`, the words
+    FAR_WORDS content words or more that writes no name (`names`: one the memory knows or not), and
+    none holds half its words (one on another subject, whatever everyday words it shares with the
+    memory: a question naming a person is far from the chats that answer it, "Which mountain did
+    John climb in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window);
+    else unless what the question asks about (`asked`, the words
     of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
@@ -4473,7 +4487,7 @@ def answer_check(
         sims
         and max(sims) < far
         and len(uses) >= FAR_WORDS
-        and not names_known
+        and not names
         and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
@@ -6737,6 +6751,12 @@ def ngram_keys(query, max_n=MAX_NGRAM):
     tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
     return _key_runs(tokens, max_n, lambda key: True)
 
+def written_names(query):
+    """The words a question writes as names, casefolded: capitalised after its first word, not all
+    capitals ("Where does Pixel sleep?": pixel; "Why doesn't lsof report VxFS ...": vxfs; not
+    "HP")."""
+    return {w.casefold() for w in _WORD.findall(query or "")[1:] if w[:1].isupper() and not w.isupper()}
+
 def name_keys(query, max_n=3):
     """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
     question writes it, without the punctuation around it ("Priya's" is "priya")."""
@@ -7042,16 +7062,24 @@ def asked_phrase(query):
     return []
 
 def answer_check(
-    candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False, far=0.0
+    candidates,
+    similarity,
+    close,
+    word_uses,
+    asked=(),
+    held_together=None,
+    names_known=False,
+    far=0.0,
+    names=False,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that names no one and nothing the memory knows, and none holds
-    half its words (one on another subject, whatever everyday words it shares with the memory: a
-    question naming a person is far from the chats that answer it, "Which mountain did John climb
-    in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window); else
-    unless what the question asks about (`asked`, the words
+    FAR_WORDS content words or more that writes no name (`names`: one the memory knows or not), and
+    none holds half its words (one on another subject, whatever everyday words it shares with the
+    memory: a question naming a person is far from the chats that answer it, "Which mountain did
+    John climb in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window);
+    else unless what the question asks about (`asked`, the words
     of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
@@ -7076,7 +7104,7 @@ def answer_check(
         sims
         and max(sims) < far
         and len(uses) >= FAR_WORDS
-        and not names_known
+        and not names
         and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
@@ -8782,6 +8810,12 @@ def ngram_keys(query, max_n=MAX_NGRAM):
     tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
     return _key_runs(tokens, max_n, lambda key: True)
 
+def written_names(query):
+    """The words a question writes as names, casefolded: capitalised after its first word, not all
+    capitals ("Where does Pixel sleep?": pixel; "Why doesn't lsof report VxFS ...": vxfs; not
+    "HP")."""
+    return {w.casefold() for w in _WORD.findall(query or "")[1:] if w[:1].isupper() and not w.isupper()}
+
 def name_keys(query, max_n=3):
     """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
     question writes it, without the punctuation around it ("Priya's" is "priya")."""
@@ -9087,16 +9121,24 @@ def asked_phrase(query):
     return []
 
 def answer_check(
-    candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False, far=0.0
+    candidates,
+    similarity,
+    close,
+    word_uses,
+    asked=(),
+    held_together=None,
+    names_known=False,
+    far=0.0,
+    names=False,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that names no one and nothing the memory knows, and none holds
-    half its words (one on another subject, whatever everyday words it shares with the memory: a
-    question naming a person is far from the chats that answer it, "Which mountain did John climb
-    in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window); else
-    unless what the question asks about (`asked`, the words
+    FAR_WORDS content words or more that writes no name (`names`: one the memory knows or not), and
+    none holds half its words (one on another subject, whatever everyday words it shares with the
+    memory: a question naming a person is far from the chats that answer it, "Which mountain did
+    John climb in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window);
+    else unless what the question asks about (`asked`, the words
     of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
@@ -9121,7 +9163,7 @@ def answer_check(
         sims
         and max(sims) < far
         and len(uses) >= FAR_WORDS
-        and not names_known
+        and not names
         and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
@@ -10458,7 +10500,7 @@ def order_changes(query, chosen, report, pool=()):
     facts = [stated(c, words, set(every), asked_uses) for c in chosen]
     # what is asked of them, not whom: a name the question writes ("Where does Pixel sleep?") is
     # its subject, beside which a line tells anything of it
-    names = {w.casefold() for w in _WORD.findall(query)[1:] if w[:1].isupper() and not w.isupper()}
+    names = written_names(query)
     asked = {stem(w) for w in words if len(w) >= 3 and w not in names}
     chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_uses)
     groups = []
@@ -11302,6 +11344,12 @@ def ngram_keys(query, max_n=MAX_NGRAM):
     tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
     return _key_runs(tokens, max_n, lambda key: True)
 
+def written_names(query):
+    """The words a question writes as names, casefolded: capitalised after its first word, not all
+    capitals ("Where does Pixel sleep?": pixel; "Why doesn't lsof report VxFS ...": vxfs; not
+    "HP")."""
+    return {w.casefold() for w in _WORD.findall(query or "")[1:] if w[:1].isupper() and not w.isupper()}
+
 def name_keys(query, max_n=3):
     """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
     question writes it, without the punctuation around it ("Priya's" is "priya")."""
@@ -11607,16 +11655,24 @@ def asked_phrase(query):
     return []
 
 def answer_check(
-    candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False, far=0.0
+    candidates,
+    similarity,
+    close,
+    word_uses,
+    asked=(),
+    held_together=None,
+    names_known=False,
+    far=0.0,
+    names=False,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that names no one and nothing the memory knows, and none holds
-    half its words (one on another subject, whatever everyday words it shares with the memory: a
-    question naming a person is far from the chats that answer it, "Which mountain did John climb
-    in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window); else
-    unless what the question asks about (`asked`, the words
+    FAR_WORDS content words or more that writes no name (`names`: one the memory knows or not), and
+    none holds half its words (one on another subject, whatever everyday words it shares with the
+    memory: a question naming a person is far from the chats that answer it, "Which mountain did
+    John climb in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window);
+    else unless what the question asks about (`asked`, the words
     of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
@@ -11641,7 +11697,7 @@ def answer_check(
         sims
         and max(sims) < far
         and len(uses) >= FAR_WORDS
-        and not names_known
+        and not names
         and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
@@ -12912,6 +12968,12 @@ def ngram_keys(query, max_n=MAX_NGRAM):
     tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
     return _key_runs(tokens, max_n, lambda key: True)
 
+def written_names(query):
+    """The words a question writes as names, casefolded: capitalised after its first word, not all
+    capitals ("Where does Pixel sleep?": pixel; "Why doesn't lsof report VxFS ...": vxfs; not
+    "HP")."""
+    return {w.casefold() for w in _WORD.findall(query or "")[1:] if w[:1].isupper() and not w.isupper()}
+
 def name_keys(query, max_n=3):
     """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
     question writes it, without the punctuation around it ("Priya's" is "priya")."""
@@ -13217,16 +13279,24 @@ def asked_phrase(query):
     return []
 
 def answer_check(
-    candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False, far=0.0
+    candidates,
+    similarity,
+    close,
+    word_uses,
+    asked=(),
+    held_together=None,
+    names_known=False,
+    far=0.0,
+    names=False,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that names no one and nothing the memory knows, and none holds
-    half its words (one on another subject, whatever everyday words it shares with the memory: a
-    question naming a person is far from the chats that answer it, "Which mountain did John climb
-    in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window); else
-    unless what the question asks about (`asked`, the words
+    FAR_WORDS content words or more that writes no name (`names`: one the memory knows or not), and
+    none holds half its words (one on another subject, whatever everyday words it shares with the
+    memory: a question naming a person is far from the chats that answer it, "Which mountain did
+    John climb in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window);
+    else unless what the question asks about (`asked`, the words
     of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
@@ -13251,7 +13321,7 @@ def answer_check(
         sims
         and max(sims) < far
         and len(uses) >= FAR_WORDS
-        and not names_known
+        and not names
         and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
@@ -15138,6 +15208,12 @@ def ngram_keys(query, max_n=MAX_NGRAM):
     tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
     return _key_runs(tokens, max_n, lambda key: True)
 
+def written_names(query):
+    """The words a question writes as names, casefolded: capitalised after its first word, not all
+    capitals ("Where does Pixel sleep?": pixel; "Why doesn't lsof report VxFS ...": vxfs; not
+    "HP")."""
+    return {w.casefold() for w in _WORD.findall(query or "")[1:] if w[:1].isupper() and not w.isupper()}
+
 def name_keys(query, max_n=3):
     """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
     question writes it, without the punctuation around it ("Priya's" is "priya")."""
@@ -15443,16 +15519,24 @@ def asked_phrase(query):
     return []
 
 def answer_check(
-    candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False, far=0.0
+    candidates,
+    similarity,
+    close,
+    word_uses,
+    asked=(),
+    held_together=None,
+    names_known=False,
+    far=0.0,
+    names=False,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that names no one and nothing the memory knows, and none holds
-    half its words (one on another subject, whatever everyday words it shares with the memory: a
-    question naming a person is far from the chats that answer it, "Which mountain did John climb
-    in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window); else
-    unless what the question asks about (`asked`, the words
+    FAR_WORDS content words or more that writes no name (`names`: one the memory knows or not), and
+    none holds half its words (one on another subject, whatever everyday words it shares with the
+    memory: a question naming a person is far from the chats that answer it, "Which mountain did
+    John climb in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window);
+    else unless what the question asks about (`asked`, the words
     of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
@@ -15477,7 +15561,7 @@ def answer_check(
         sims
         and max(sims) < far
         and len(uses) >= FAR_WORDS
-        and not names_known
+        and not names
         and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
@@ -33409,6 +33493,12 @@ def ngram_keys(query, max_n=MAX_NGRAM):
     tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
     return _key_runs(tokens, max_n, lambda key: True)
 
+def written_names(query):
+    """The words a question writes as names, casefolded: capitalised after its first word, not all
+    capitals ("Where does Pixel sleep?": pixel; "Why doesn't lsof report VxFS ...": vxfs; not
+    "HP")."""
+    return {w.casefold() for w in _WORD.findall(query or "")[1:] if w[:1].isupper() and not w.isupper()}
+
 def name_keys(query, max_n=3):
     """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
     question writes it, without the punctuation around it ("Priya's" is "priya")."""
@@ -33714,16 +33804,24 @@ def asked_phrase(query):
     return []
 
 def answer_check(
-    candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False, far=0.0
+    candidates,
+    similarity,
+    close,
+    word_uses,
+    asked=(),
+    held_together=None,
+    names_known=False,
+    far=0.0,
+    names=False,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that names no one and nothing the memory knows, and none holds
-    half its words (one on another subject, whatever everyday words it shares with the memory: a
-    question naming a person is far from the chats that answer it, "Which mountain did John climb
-    in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window); else
-    unless what the question asks about (`asked`, the words
+    FAR_WORDS content words or more that writes no name (`names`: one the memory knows or not), and
+    none holds half its words (one on another subject, whatever everyday words it shares with the
+    memory: a question naming a person is far from the chats that answer it, "Which mountain did
+    John climb in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window);
+    else unless what the question asks about (`asked`, the words
     of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
@@ -33748,7 +33846,7 @@ def answer_check(
         sims
         and max(sims) < far
         and len(uses) >= FAR_WORDS
-        and not names_known
+        and not names
         and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
@@ -35334,6 +35432,12 @@ def ngram_keys(query, max_n=MAX_NGRAM):
     tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
     return _key_runs(tokens, max_n, lambda key: True)
 
+def written_names(query):
+    """The words a question writes as names, casefolded: capitalised after its first word, not all
+    capitals ("Where does Pixel sleep?": pixel; "Why doesn't lsof report VxFS ...": vxfs; not
+    "HP")."""
+    return {w.casefold() for w in _WORD.findall(query or "")[1:] if w[:1].isupper() and not w.isupper()}
+
 def name_keys(query, max_n=3):
     """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
     question writes it, without the punctuation around it ("Priya's" is "priya")."""
@@ -35639,16 +35743,24 @@ def asked_phrase(query):
     return []
 
 def answer_check(
-    candidates, similarity, close, word_uses, asked=(), held_together=None, names_known=False, far=0.0
+    candidates,
+    similarity,
+    close,
+    word_uses,
+    asked=(),
+    held_together=None,
+    names_known=False,
+    far=0.0,
+    names=False,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that names no one and nothing the memory knows, and none holds
-    half its words (one on another subject, whatever everyday words it shares with the memory: a
-    question naming a person is far from the chats that answer it, "Which mountain did John climb
-    in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window); else
-    unless what the question asks about (`asked`, the words
+    FAR_WORDS content words or more that writes no name (`names`: one the memory knows or not), and
+    none holds half its words (one on another subject, whatever everyday words it shares with the
+    memory: a question naming a person is far from the chats that answer it, "Which mountain did
+    John climb in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window);
+    else unless what the question asks about (`asked`, the words
     of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
@@ -35673,7 +35785,7 @@ def answer_check(
         sims
         and max(sims) < far
         and len(uses) >= FAR_WORDS
-        and not names_known
+        and not names
         and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
@@ -37010,7 +37122,7 @@ def order_changes(query, chosen, report, pool=()):
     facts = [stated(c, words, set(every), asked_uses) for c in chosen]
     # what is asked of them, not whom: a name the question writes ("Where does Pixel sleep?") is
     # its subject, beside which a line tells anything of it
-    names = {w.casefold() for w in _WORD.findall(query)[1:] if w[:1].isupper() and not w.isupper()}
+    names = written_names(query)
     asked = {stem(w) for w in words if len(w) >= 3 and w not in names}
     chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_uses)
     groups = []
@@ -39152,6 +39264,7 @@ def run(
             search.held_together,
             names_known=any(q.entities.values()),
             far=settings["packet.answer_far_similarity"],
+            names=any(q.entities.values()) or bool(written_names(q.text)),
         )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}
