@@ -80,10 +80,16 @@ def tier(item: pytest.Item) -> str:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Each test gets its tier's mark; the check that the user's server was left alone runs
-    after every other test."""
+    """Each test gets its tier's mark; the files that run the real models come first, so that the
+    two processes of `make test` (one file each at a time) start their longest work at once rather
+    than one of them last, alone; the check that the user's server was left alone runs after
+    every other test."""
+    e2e = set()
     for item in items:
         item.add_marker(tier(item))
+        if tier(item) == "e2e":
+            e2e.add(item.path)
+    items.sort(key=lambda item: item.path not in e2e)  # stable: each file's tests stay together
     last = [item for item in items if item.module.__name__ == "test_live_memory"]
     items[:] = [item for item in items if item not in last] + last
 
