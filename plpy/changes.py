@@ -314,7 +314,7 @@ _VERB_CUES = (
 _USE_LOOK = 3
 
 
-def word_use(words, at):
+def word_role(words, at):
     """How words[at] (query_words) is used, by the nearest closed-class word of the _USE_LOOK
     before it: "noun" after a determiner ("the Atlas closing report", "a living document"),
     "verb" after a subject, an auxiliary or "to" ("Who do I report to?", "I live in York"),
@@ -327,22 +327,22 @@ def word_use(words, at):
     return None
 
 
-def word_uses(words):
-    """{stem: use} of the words of a question whose word_use() is known."""
-    return {stem(w): u for at, w in enumerate(words) if w not in STOPWORDS and (u := word_use(words, at))}
+def word_roles(words):
+    """{stem: role} of the words of a question whose word_role() is known."""
+    return {stem(w): u for at, w in enumerate(words) if w not in STOPWORDS and (u := word_role(words, at))}
 
 
-def used_otherwise(text, asked_uses):
-    """The stems of the question's words (`asked_uses`: word_uses()) that a line holds only as another
-    part of speech: "the closing report" tells nothing of "Who do I report to?", "a living
-    document" nothing of "Where do I live?"."""
+def used_otherwise(text, asked_roles):
+    """The stems of the question's words (`asked_roles`: word_roles()) that a line holds only as
+    another part of speech: "the closing report" tells nothing of "Who do I report to?", "a
+    living document" nothing of "Where do I live?"."""
     words = query_words(text)
     seen = {}
     for at, w in enumerate(words):
         s = stem(w)
-        if s in asked_uses:
-            seen.setdefault(s, set()).add(word_use(words, at))
-    return {s for s, found in seen.items() if asked_uses[s] not in found and None not in found}
+        if s in asked_roles:
+            seen.setdefault(s, set()).add(word_role(words, at))
+    return {s for s, found in seen.items() if asked_roles[s] not in found and None not in found}
 
 
 # A transcript line's speaker after the time into the recording ("[00:02:54] Iris Calder: "): who
@@ -350,16 +350,16 @@ def used_otherwise(text, asked_uses):
 _SPEAKER = re.compile(r"^\[\d{1,2}:\d{2}(?::\d{2})?\]\s*[^:\n]{1,80}:\s")
 
 
-def stated(c, words, asked, asked_uses=None):
+def stated(c, words, asked, asked_roles=None):
     """What the candidate's answering line states: {line, values, about, time, day, source}; a
-    word of the question the line holds only as another part of speech (`asked_uses`: the
-    question's word_uses()) is not what it is about."""
+    word of the question the line holds only as another part of speech (`asked_roles`: the
+    question's word_roles()) is not what it is about."""
     line = answering_line(c, words)
     label = _CHAT_LABEL.match(line)
     time = label.group(1) if label and len(label.group(1)) == 16 else c.get("written_at")
     text = line[label.end() :] if label else _SPEAKER.sub("", line)
     values, about = statement(text, asked)
-    other = used_otherwise(text, asked_uses or {})
+    other = used_otherwise(text, asked_roles or {})
     near = {w: v for w, v in near_values(text, asked).items() if w not in other}
     chat = c.get("chat")
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
@@ -426,7 +426,7 @@ def replaces(f, g):
     return any(k in kinds for k, _ in f["values"] - g["values"])
 
 
-def newer_from_pool(chosen, facts, pool, words, every, asked, asked_uses):
+def newer_from_pool(chosen, facts, pool, words, every, asked, asked_roles):
     """A statement the search ranked below the packet's cut (`pool`, in rank order) that is newer
     than one the packet cites about the question and differs from it ("I switched to a 50 GB
     plan." after "My phone plan has 20 GB of data"), or, where no cited line states a value with a
@@ -444,7 +444,7 @@ def newer_from_pool(chosen, facts, pool, words, every, asked, asked_uses):
     for c in pool:
         if c["chunk_id"] in cited:
             continue
-        f = stated(c, words, every, asked_uses)
+        f = stated(c, words, every, asked_roles)
         changed = [
             i
             for i, g in enumerate(facts)
@@ -481,13 +481,13 @@ def order_changes(query, chosen, report, pool=()):
         return chosen
     every = query_words(query)
     words = [w for w in every if w not in STOPWORDS]
-    asked_uses = word_uses(every)
-    facts = [stated(c, words, set(every), asked_uses) for c in chosen]
+    asked_roles = word_roles(every)
+    facts = [stated(c, words, set(every), asked_roles) for c in chosen]
     # what is asked of them, not whom: a name the question writes ("Where does Pixel sleep?") is
     # its subject, beside which a line tells anything of it
     names = written_names(query)
     asked = {stem(w) for w in words if len(w) >= 3 and w not in names}
-    chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_uses)
+    chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_roles)
     groups = []
     for i in range(len(chosen)):
         for g in groups:

@@ -340,7 +340,7 @@ def run(
             search.held_together,
             names_known=any(q.entities.values()),
             far=settings["packet.answer_far_similarity"],
-            names=any(q.entities.values()) or bool(written_names(q.text)),
+            names_written=bool(written_names(q.text)),
         )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}

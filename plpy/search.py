@@ -433,17 +433,17 @@ def answer_check(
     held_together=None,
     names_known=False,
     far=0.0,
-    names=False,
+    names_written=False,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that writes no name (`names`: one the memory knows or not), and
-    none holds half its words (one on another subject, whatever everyday words it shares with the
-    memory: a question naming a person is far from the chats that answer it, "Which mountain did
-    John climb in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window);
-    else unless what the question asks about (`asked`, the words
-    of asked_phrase) has a word no passage open to the search uses while its other words are used
+    FAR_WORDS content words or more that names no one (`names_known`, or a name it writes that the
+    memory may not know: `names_written`), and none holds half its words (one on another subject,
+    whatever everyday words it shares with the memory: a question naming a person is far from the
+    chats that answer it, "Which mountain did John climb in Perthshire?" 0.13, and so is a bag of a
+    message's rarer words from its window); else unless what the question asks about (`asked`, the
+    words of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
     word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
@@ -467,7 +467,7 @@ def answer_check(
         sims
         and max(sims) < far
         and len(uses) >= FAR_WORDS
-        and not names
+        and not (names_known or names_written)
         and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
@@ -1380,38 +1380,41 @@ def packet(
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
     fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
-    used, blocks, room = [], [], []
+    used, heads, bodies = [], [], []  # the chunks shown, each one's numbered citation and excerpt
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
 
-    def render(n, c, chars):
-        head = f"[{n}] {citation(c)}{change_note(c, numbers)}"
-        return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+    def numbered(n, c):
+        return f"[{n}] {citation(c)}{change_note(c, numbers)}"
 
+    def body(c, chars):
+        return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
+    shown = ""
     for c in chosen:
-
-        def block(chars, c=c):
-            return render(len(used) + 1, c, chars)
-
+        top = numbered(len(used) + 1, c)
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
-        rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
-        if estimate_tokens(rest + block(chars)) > budget:
+        rest = fixed + shown + hint_text + provenance([*used, c])
+        excerpt = body(c, chars)
+        last = estimate_tokens(rest + top + excerpt) > budget
+        if last:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
-            chars = budget * 4 - len(rest + block(0)) - 8  # room for the ellipsis marks
+            chars = budget * 4 - len(rest + top + body(c, 0)) - 8  # room for the ellipsis marks
             if chars < 120:
                 break
-            blocks.append(block(chars))
-            used.append(c)
-            room.append(chars)
-            break
-        blocks.append(block(chars))
+            excerpt = body(c, chars)
         used.append(c)
-        room.append(chars)
+        heads.append(top)
+        bodies.append(excerpt)
+        shown += top + excerpt
+        if last:
+            break
     if len(used) < len(chosen):
         # a mark names only blocks shown (never longer than before: the budget still holds)
         numbers = {c["chunk_id"]: n for n, c in enumerate(used, 1)}
-        blocks = [render(n, c, chars) for n, (c, chars) in enumerate(zip(used, room, strict=True), 1)]
+        heads = [numbered(n, c) for n, c in enumerate(used, 1)]
+    blocks = [top + excerpt for top, excerpt in zip(heads, bodies, strict=True)]
     if not used:
         blocks = ["(nothing found)\n\n"]
     text = fixed + "".join(blocks) + hint_text + provenance(used)

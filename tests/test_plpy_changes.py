@@ -423,7 +423,7 @@ def test_a_word_of_the_question_used_as_another_part_of_speech_pulls_no_newer_li
 
 def test_a_word_is_used_as_the_words_before_it_say():
     words = search.query_words("Who do I report to? I wrote the Atlas closing report. Lives in the cupboard")
-    assert changes.word_use(words, words.index("report")) == "verb"
-    assert changes.word_use(words, words.index("report", 4)) == "noun"  # "the Atlas closing report"
-    assert changes.word_use(words, words.index("lives")) is None
-    assert changes.word_uses(search.query_words("What's my rent?")) == {"rent": "noun"}
+    assert changes.word_role(words, words.index("report")) == "verb"
+    assert changes.word_role(words, words.index("report", 4)) == "noun"  # "the Atlas closing report"
+    assert changes.word_role(words, words.index("lives")) is None
+    assert changes.word_roles(search.query_words("What's my rent?")) == {"rent": "noun"}

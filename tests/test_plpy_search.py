@@ -1288,7 +1288,7 @@ def test_a_question_of_several_words_that_nothing_comes_near_in_meaning_is_answe
     mountain = {"mountain": 2, "climb": 3, "perthshire": 1}
     assert check({1: 0.13}, mountain)["found"] is False
     named = search.answer_check(
-        [_candidate(1, coverage=0.4)], {1: 0.13}, 0.5, lambda: mountain, names=True, far=0.3
+        [_candidate(1, coverage=0.4)], {1: 0.13}, 0.5, lambda: mountain, names_written=True, far=0.3
     )
     assert named["found"] is True
     # whether the memory knows the name or not ("In which city did Emil hold the wedding?")
