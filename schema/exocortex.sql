@@ -4453,17 +4453,17 @@ def answer_check(
     held_together=None,
     names_known=False,
     far=0.0,
-    names=False,
+    names_written=False,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that writes no name (`names`: one the memory knows or not), and
-    none holds half its words (one on another subject, whatever everyday words it shares with the
-    memory: a question naming a person is far from the chats that answer it, "Which mountain did
-    John climb in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window);
-    else unless what the question asks about (`asked`, the words
-    of asked_phrase) has a word no passage open to the search uses while its other words are used
+    FAR_WORDS content words or more that names no one (`names_known`, or a name it writes that the
+    memory may not know: `names_written`), and none holds half its words (one on another subject,
+    whatever everyday words it shares with the memory: a question naming a person is far from the
+    chats that answer it, "Which mountain did John climb in Perthshire?" 0.13, and so is a bag of a
+    message's rarer words from its window); else unless what the question asks about (`asked`, the
+    words of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
     word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
@@ -4487,7 +4487,7 @@ def answer_check(
         sims
         and max(sims) < far
         and len(uses) >= FAR_WORDS
-        and not names
+        and not (names_known or names_written)
         and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
@@ -5345,38 +5345,41 @@ def packet(
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
     fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
-    used, blocks, room = [], [], []
+    used, heads, bodies = [], [], []  # the chunks shown, each one's numbered citation and excerpt
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
 
-    def render(n, c, chars):
-        head = f"[{n}] {citation(c)}{change_note(c, numbers)}"
-        return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+    def numbered(n, c):
+        return f"[{n}] {citation(c)}{change_note(c, numbers)}"
 
+    def body(c, chars):
+        return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
+    shown = ""
     for c in chosen:
-
-        def block(chars, c=c):
-            return render(len(used) + 1, c, chars)
-
+        top = numbered(len(used) + 1, c)
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
-        rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
-        if estimate_tokens(rest + block(chars)) > budget:
+        rest = fixed + shown + hint_text + provenance([*used, c])
+        excerpt = body(c, chars)
+        last = estimate_tokens(rest + top + excerpt) > budget
+        if last:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
-            chars = budget * 4 - len(rest + block(0)) - 8  # room for the ellipsis marks
+            chars = budget * 4 - len(rest + top + body(c, 0)) - 8  # room for the ellipsis marks
             if chars < 120:
                 break
-            blocks.append(block(chars))
-            used.append(c)
-            room.append(chars)
-            break
-        blocks.append(block(chars))
+            excerpt = body(c, chars)
         used.append(c)
-        room.append(chars)
+        heads.append(top)
+        bodies.append(excerpt)
+        shown += top + excerpt
+        if last:
+            break
     if len(used) < len(chosen):
         # a mark names only blocks shown (never longer than before: the budget still holds)
         numbers = {c["chunk_id"]: n for n, c in enumerate(used, 1)}
-        blocks = [render(n, c, chars) for n, (c, chars) in enumerate(zip(used, room, strict=True), 1)]
+        heads = [numbered(n, c) for n, c in enumerate(used, 1)]
+    blocks = [top + excerpt for top, excerpt in zip(heads, bodies, strict=True)]
     if not used:
         blocks = ["(nothing found)\n\n"]
     text = fixed + "".join(blocks) + hint_text + provenance(used)
@@ -7070,17 +7073,17 @@ def answer_check(
     held_together=None,
     names_known=False,
     far=0.0,
-    names=False,
+    names_written=False,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that writes no name (`names`: one the memory knows or not), and
-    none holds half its words (one on another subject, whatever everyday words it shares with the
-    memory: a question naming a person is far from the chats that answer it, "Which mountain did
-    John climb in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window);
-    else unless what the question asks about (`asked`, the words
-    of asked_phrase) has a word no passage open to the search uses while its other words are used
+    FAR_WORDS content words or more that names no one (`names_known`, or a name it writes that the
+    memory may not know: `names_written`), and none holds half its words (one on another subject,
+    whatever everyday words it shares with the memory: a question naming a person is far from the
+    chats that answer it, "Which mountain did John climb in Perthshire?" 0.13, and so is a bag of a
+    message's rarer words from its window); else unless what the question asks about (`asked`, the
+    words of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
     word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
@@ -7104,7 +7107,7 @@ def answer_check(
         sims
         and max(sims) < far
         and len(uses) >= FAR_WORDS
-        and not names
+        and not (names_known or names_written)
         and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
@@ -7962,38 +7965,41 @@ def packet(
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
     fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
-    used, blocks, room = [], [], []
+    used, heads, bodies = [], [], []  # the chunks shown, each one's numbered citation and excerpt
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
 
-    def render(n, c, chars):
-        head = f"[{n}] {citation(c)}{change_note(c, numbers)}"
-        return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+    def numbered(n, c):
+        return f"[{n}] {citation(c)}{change_note(c, numbers)}"
 
+    def body(c, chars):
+        return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
+    shown = ""
     for c in chosen:
-
-        def block(chars, c=c):
-            return render(len(used) + 1, c, chars)
-
+        top = numbered(len(used) + 1, c)
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
-        rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
-        if estimate_tokens(rest + block(chars)) > budget:
+        rest = fixed + shown + hint_text + provenance([*used, c])
+        excerpt = body(c, chars)
+        last = estimate_tokens(rest + top + excerpt) > budget
+        if last:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
-            chars = budget * 4 - len(rest + block(0)) - 8  # room for the ellipsis marks
+            chars = budget * 4 - len(rest + top + body(c, 0)) - 8  # room for the ellipsis marks
             if chars < 120:
                 break
-            blocks.append(block(chars))
-            used.append(c)
-            room.append(chars)
-            break
-        blocks.append(block(chars))
+            excerpt = body(c, chars)
         used.append(c)
-        room.append(chars)
+        heads.append(top)
+        bodies.append(excerpt)
+        shown += top + excerpt
+        if last:
+            break
     if len(used) < len(chosen):
         # a mark names only blocks shown (never longer than before: the budget still holds)
         numbers = {c["chunk_id"]: n for n, c in enumerate(used, 1)}
-        blocks = [render(n, c, chars) for n, (c, chars) in enumerate(zip(used, room, strict=True), 1)]
+        heads = [numbered(n, c) for n, c in enumerate(used, 1)]
+    blocks = [top + excerpt for top, excerpt in zip(heads, bodies, strict=True)]
     if not used:
         blocks = ["(nothing found)\n\n"]
     text = fixed + "".join(blocks) + hint_text + provenance(used)
@@ -9129,17 +9135,17 @@ def answer_check(
     held_together=None,
     names_known=False,
     far=0.0,
-    names=False,
+    names_written=False,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that writes no name (`names`: one the memory knows or not), and
-    none holds half its words (one on another subject, whatever everyday words it shares with the
-    memory: a question naming a person is far from the chats that answer it, "Which mountain did
-    John climb in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window);
-    else unless what the question asks about (`asked`, the words
-    of asked_phrase) has a word no passage open to the search uses while its other words are used
+    FAR_WORDS content words or more that names no one (`names_known`, or a name it writes that the
+    memory may not know: `names_written`), and none holds half its words (one on another subject,
+    whatever everyday words it shares with the memory: a question naming a person is far from the
+    chats that answer it, "Which mountain did John climb in Perthshire?" 0.13, and so is a bag of a
+    message's rarer words from its window); else unless what the question asks about (`asked`, the
+    words of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
     word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
@@ -9163,7 +9169,7 @@ def answer_check(
         sims
         and max(sims) < far
         and len(uses) >= FAR_WORDS
-        and not names
+        and not (names_known or names_written)
         and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
@@ -10021,38 +10027,41 @@ def packet(
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
     fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
-    used, blocks, room = [], [], []
+    used, heads, bodies = [], [], []  # the chunks shown, each one's numbered citation and excerpt
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
 
-    def render(n, c, chars):
-        head = f"[{n}] {citation(c)}{change_note(c, numbers)}"
-        return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+    def numbered(n, c):
+        return f"[{n}] {citation(c)}{change_note(c, numbers)}"
 
+    def body(c, chars):
+        return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
+    shown = ""
     for c in chosen:
-
-        def block(chars, c=c):
-            return render(len(used) + 1, c, chars)
-
+        top = numbered(len(used) + 1, c)
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
-        rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
-        if estimate_tokens(rest + block(chars)) > budget:
+        rest = fixed + shown + hint_text + provenance([*used, c])
+        excerpt = body(c, chars)
+        last = estimate_tokens(rest + top + excerpt) > budget
+        if last:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
-            chars = budget * 4 - len(rest + block(0)) - 8  # room for the ellipsis marks
+            chars = budget * 4 - len(rest + top + body(c, 0)) - 8  # room for the ellipsis marks
             if chars < 120:
                 break
-            blocks.append(block(chars))
-            used.append(c)
-            room.append(chars)
-            break
-        blocks.append(block(chars))
+            excerpt = body(c, chars)
         used.append(c)
-        room.append(chars)
+        heads.append(top)
+        bodies.append(excerpt)
+        shown += top + excerpt
+        if last:
+            break
     if len(used) < len(chosen):
         # a mark names only blocks shown (never longer than before: the budget still holds)
         numbers = {c["chunk_id"]: n for n, c in enumerate(used, 1)}
-        blocks = [render(n, c, chars) for n, (c, chars) in enumerate(zip(used, room, strict=True), 1)]
+        heads = [numbered(n, c) for n, c in enumerate(used, 1)]
+    blocks = [top + excerpt for top, excerpt in zip(heads, bodies, strict=True)]
     if not used:
         blocks = ["(nothing found)\n\n"]
     text = fixed + "".join(blocks) + hint_text + provenance(used)
@@ -10338,7 +10347,7 @@ _VERB_CUES = (
 )
 _USE_LOOK = 3
 
-def word_use(words, at):
+def word_role(words, at):
     """How words[at] (query_words) is used, by the nearest closed-class word of the _USE_LOOK
     before it: "noun" after a determiner ("the Atlas closing report", "a living document"),
     "verb" after a subject, an auxiliary or "to" ("Who do I report to?", "I live in York"),
@@ -10350,36 +10359,36 @@ def word_use(words, at):
             return "verb"
     return None
 
-def word_uses(words):
-    """{stem: use} of the words of a question whose word_use() is known."""
-    return {stem(w): u for at, w in enumerate(words) if w not in STOPWORDS and (u := word_use(words, at))}
+def word_roles(words):
+    """{stem: role} of the words of a question whose word_role() is known."""
+    return {stem(w): u for at, w in enumerate(words) if w not in STOPWORDS and (u := word_role(words, at))}
 
-def used_otherwise(text, asked_uses):
-    """The stems of the question's words (`asked_uses`: word_uses()) that a line holds only as another
-    part of speech: "the closing report" tells nothing of "Who do I report to?", "a living
-    document" nothing of "Where do I live?"."""
+def used_otherwise(text, asked_roles):
+    """The stems of the question's words (`asked_roles`: word_roles()) that a line holds only as
+    another part of speech: "the closing report" tells nothing of "Who do I report to?", "a
+    living document" nothing of "Where do I live?"."""
     words = query_words(text)
     seen = {}
     for at, w in enumerate(words):
         s = stem(w)
-        if s in asked_uses:
-            seen.setdefault(s, set()).add(word_use(words, at))
-    return {s for s, found in seen.items() if asked_uses[s] not in found and None not in found}
+        if s in asked_roles:
+            seen.setdefault(s, set()).add(word_role(words, at))
+    return {s for s, found in seen.items() if asked_roles[s] not in found and None not in found}
 
 # A transcript line's speaker after the time into the recording ("[00:02:54] Iris Calder: "): who
 # speaks and when in the meeting, no value the line tells.
 _SPEAKER = re.compile(r"^\[\d{1,2}:\d{2}(?::\d{2})?\]\s*[^:\n]{1,80}:\s")
 
-def stated(c, words, asked, asked_uses=None):
+def stated(c, words, asked, asked_roles=None):
     """What the candidate's answering line states: {line, values, about, time, day, source}; a
-    word of the question the line holds only as another part of speech (`asked_uses`: the
-    question's word_uses()) is not what it is about."""
+    word of the question the line holds only as another part of speech (`asked_roles`: the
+    question's word_roles()) is not what it is about."""
     line = answering_line(c, words)
     label = _CHAT_LABEL.match(line)
     time = label.group(1) if label and len(label.group(1)) == 16 else c.get("written_at")
     text = line[label.end() :] if label else _SPEAKER.sub("", line)
     values, about = statement(text, asked)
-    other = used_otherwise(text, asked_uses or {})
+    other = used_otherwise(text, asked_roles or {})
     near = {w: v for w, v in near_values(text, asked).items() if w not in other}
     chat = c.get("chat")
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
@@ -10442,7 +10451,7 @@ def replaces(f, g):
     kinds = {k for k, _ in f["values"] & g["values"]}
     return any(k in kinds for k, _ in f["values"] - g["values"])
 
-def newer_from_pool(chosen, facts, pool, words, every, asked, asked_uses):
+def newer_from_pool(chosen, facts, pool, words, every, asked, asked_roles):
     """A statement the search ranked below the packet's cut (`pool`, in rank order) that is newer
     than one the packet cites about the question and differs from it ("I switched to a 50 GB
     plan." after "My phone plan has 20 GB of data"), or, where no cited line states a value with a
@@ -10460,7 +10469,7 @@ def newer_from_pool(chosen, facts, pool, words, every, asked, asked_uses):
     for c in pool:
         if c["chunk_id"] in cited:
             continue
-        f = stated(c, words, every, asked_uses)
+        f = stated(c, words, every, asked_roles)
         changed = [
             i
             for i, g in enumerate(facts)
@@ -10496,13 +10505,13 @@ def order_changes(query, chosen, report, pool=()):
         return chosen
     every = query_words(query)
     words = [w for w in every if w not in STOPWORDS]
-    asked_uses = word_uses(every)
-    facts = [stated(c, words, set(every), asked_uses) for c in chosen]
+    asked_roles = word_roles(every)
+    facts = [stated(c, words, set(every), asked_roles) for c in chosen]
     # what is asked of them, not whom: a name the question writes ("Where does Pixel sleep?") is
     # its subject, beside which a line tells anything of it
     names = written_names(query)
     asked = {stem(w) for w in words if len(w) >= 3 and w not in names}
-    chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_uses)
+    chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_roles)
     groups = []
     for i in range(len(chosen)):
         for g in groups:
@@ -11663,17 +11672,17 @@ def answer_check(
     held_together=None,
     names_known=False,
     far=0.0,
-    names=False,
+    names_written=False,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that writes no name (`names`: one the memory knows or not), and
-    none holds half its words (one on another subject, whatever everyday words it shares with the
-    memory: a question naming a person is far from the chats that answer it, "Which mountain did
-    John climb in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window);
-    else unless what the question asks about (`asked`, the words
-    of asked_phrase) has a word no passage open to the search uses while its other words are used
+    FAR_WORDS content words or more that names no one (`names_known`, or a name it writes that the
+    memory may not know: `names_written`), and none holds half its words (one on another subject,
+    whatever everyday words it shares with the memory: a question naming a person is far from the
+    chats that answer it, "Which mountain did John climb in Perthshire?" 0.13, and so is a bag of a
+    message's rarer words from its window); else unless what the question asks about (`asked`, the
+    words of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
     word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
@@ -11697,7 +11706,7 @@ def answer_check(
         sims
         and max(sims) < far
         and len(uses) >= FAR_WORDS
-        and not names
+        and not (names_known or names_written)
         and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
@@ -12555,38 +12564,41 @@ def packet(
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
     fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
-    used, blocks, room = [], [], []
+    used, heads, bodies = [], [], []  # the chunks shown, each one's numbered citation and excerpt
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
 
-    def render(n, c, chars):
-        head = f"[{n}] {citation(c)}{change_note(c, numbers)}"
-        return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+    def numbered(n, c):
+        return f"[{n}] {citation(c)}{change_note(c, numbers)}"
 
+    def body(c, chars):
+        return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
+    shown = ""
     for c in chosen:
-
-        def block(chars, c=c):
-            return render(len(used) + 1, c, chars)
-
+        top = numbered(len(used) + 1, c)
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
-        rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
-        if estimate_tokens(rest + block(chars)) > budget:
+        rest = fixed + shown + hint_text + provenance([*used, c])
+        excerpt = body(c, chars)
+        last = estimate_tokens(rest + top + excerpt) > budget
+        if last:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
-            chars = budget * 4 - len(rest + block(0)) - 8  # room for the ellipsis marks
+            chars = budget * 4 - len(rest + top + body(c, 0)) - 8  # room for the ellipsis marks
             if chars < 120:
                 break
-            blocks.append(block(chars))
-            used.append(c)
-            room.append(chars)
-            break
-        blocks.append(block(chars))
+            excerpt = body(c, chars)
         used.append(c)
-        room.append(chars)
+        heads.append(top)
+        bodies.append(excerpt)
+        shown += top + excerpt
+        if last:
+            break
     if len(used) < len(chosen):
         # a mark names only blocks shown (never longer than before: the budget still holds)
         numbers = {c["chunk_id"]: n for n, c in enumerate(used, 1)}
-        blocks = [render(n, c, chars) for n, (c, chars) in enumerate(zip(used, room, strict=True), 1)]
+        heads = [numbered(n, c) for n, c in enumerate(used, 1)]
+    blocks = [top + excerpt for top, excerpt in zip(heads, bodies, strict=True)]
     if not used:
         blocks = ["(nothing found)\n\n"]
     text = fixed + "".join(blocks) + hint_text + provenance(used)
@@ -13287,17 +13299,17 @@ def answer_check(
     held_together=None,
     names_known=False,
     far=0.0,
-    names=False,
+    names_written=False,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that writes no name (`names`: one the memory knows or not), and
-    none holds half its words (one on another subject, whatever everyday words it shares with the
-    memory: a question naming a person is far from the chats that answer it, "Which mountain did
-    John climb in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window);
-    else unless what the question asks about (`asked`, the words
-    of asked_phrase) has a word no passage open to the search uses while its other words are used
+    FAR_WORDS content words or more that names no one (`names_known`, or a name it writes that the
+    memory may not know: `names_written`), and none holds half its words (one on another subject,
+    whatever everyday words it shares with the memory: a question naming a person is far from the
+    chats that answer it, "Which mountain did John climb in Perthshire?" 0.13, and so is a bag of a
+    message's rarer words from its window); else unless what the question asks about (`asked`, the
+    words of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
     word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
@@ -13321,7 +13333,7 @@ def answer_check(
         sims
         and max(sims) < far
         and len(uses) >= FAR_WORDS
-        and not names
+        and not (names_known or names_written)
         and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
@@ -14179,38 +14191,41 @@ def packet(
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
     fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
-    used, blocks, room = [], [], []
+    used, heads, bodies = [], [], []  # the chunks shown, each one's numbered citation and excerpt
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
 
-    def render(n, c, chars):
-        head = f"[{n}] {citation(c)}{change_note(c, numbers)}"
-        return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+    def numbered(n, c):
+        return f"[{n}] {citation(c)}{change_note(c, numbers)}"
 
+    def body(c, chars):
+        return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
+    shown = ""
     for c in chosen:
-
-        def block(chars, c=c):
-            return render(len(used) + 1, c, chars)
-
+        top = numbered(len(used) + 1, c)
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
-        rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
-        if estimate_tokens(rest + block(chars)) > budget:
+        rest = fixed + shown + hint_text + provenance([*used, c])
+        excerpt = body(c, chars)
+        last = estimate_tokens(rest + top + excerpt) > budget
+        if last:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
-            chars = budget * 4 - len(rest + block(0)) - 8  # room for the ellipsis marks
+            chars = budget * 4 - len(rest + top + body(c, 0)) - 8  # room for the ellipsis marks
             if chars < 120:
                 break
-            blocks.append(block(chars))
-            used.append(c)
-            room.append(chars)
-            break
-        blocks.append(block(chars))
+            excerpt = body(c, chars)
         used.append(c)
-        room.append(chars)
+        heads.append(top)
+        bodies.append(excerpt)
+        shown += top + excerpt
+        if last:
+            break
     if len(used) < len(chosen):
         # a mark names only blocks shown (never longer than before: the budget still holds)
         numbers = {c["chunk_id"]: n for n, c in enumerate(used, 1)}
-        blocks = [render(n, c, chars) for n, (c, chars) in enumerate(zip(used, room, strict=True), 1)]
+        heads = [numbered(n, c) for n, c in enumerate(used, 1)]
+    blocks = [top + excerpt for top, excerpt in zip(heads, bodies, strict=True)]
     if not used:
         blocks = ["(nothing found)\n\n"]
     text = fixed + "".join(blocks) + hint_text + provenance(used)
@@ -15527,17 +15542,17 @@ def answer_check(
     held_together=None,
     names_known=False,
     far=0.0,
-    names=False,
+    names_written=False,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that writes no name (`names`: one the memory knows or not), and
-    none holds half its words (one on another subject, whatever everyday words it shares with the
-    memory: a question naming a person is far from the chats that answer it, "Which mountain did
-    John climb in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window);
-    else unless what the question asks about (`asked`, the words
-    of asked_phrase) has a word no passage open to the search uses while its other words are used
+    FAR_WORDS content words or more that names no one (`names_known`, or a name it writes that the
+    memory may not know: `names_written`), and none holds half its words (one on another subject,
+    whatever everyday words it shares with the memory: a question naming a person is far from the
+    chats that answer it, "Which mountain did John climb in Perthshire?" 0.13, and so is a bag of a
+    message's rarer words from its window); else unless what the question asks about (`asked`, the
+    words of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
     word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
@@ -15561,7 +15576,7 @@ def answer_check(
         sims
         and max(sims) < far
         and len(uses) >= FAR_WORDS
-        and not names
+        and not (names_known or names_written)
         and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
@@ -16419,38 +16434,41 @@ def packet(
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
     fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
-    used, blocks, room = [], [], []
+    used, heads, bodies = [], [], []  # the chunks shown, each one's numbered citation and excerpt
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
 
-    def render(n, c, chars):
-        head = f"[{n}] {citation(c)}{change_note(c, numbers)}"
-        return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+    def numbered(n, c):
+        return f"[{n}] {citation(c)}{change_note(c, numbers)}"
 
+    def body(c, chars):
+        return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
+    shown = ""
     for c in chosen:
-
-        def block(chars, c=c):
-            return render(len(used) + 1, c, chars)
-
+        top = numbered(len(used) + 1, c)
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
-        rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
-        if estimate_tokens(rest + block(chars)) > budget:
+        rest = fixed + shown + hint_text + provenance([*used, c])
+        excerpt = body(c, chars)
+        last = estimate_tokens(rest + top + excerpt) > budget
+        if last:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
-            chars = budget * 4 - len(rest + block(0)) - 8  # room for the ellipsis marks
+            chars = budget * 4 - len(rest + top + body(c, 0)) - 8  # room for the ellipsis marks
             if chars < 120:
                 break
-            blocks.append(block(chars))
-            used.append(c)
-            room.append(chars)
-            break
-        blocks.append(block(chars))
+            excerpt = body(c, chars)
         used.append(c)
-        room.append(chars)
+        heads.append(top)
+        bodies.append(excerpt)
+        shown += top + excerpt
+        if last:
+            break
     if len(used) < len(chosen):
         # a mark names only blocks shown (never longer than before: the budget still holds)
         numbers = {c["chunk_id"]: n for n, c in enumerate(used, 1)}
-        blocks = [render(n, c, chars) for n, (c, chars) in enumerate(zip(used, room, strict=True), 1)]
+        heads = [numbered(n, c) for n, c in enumerate(used, 1)]
+    blocks = [top + excerpt for top, excerpt in zip(heads, bodies, strict=True)]
     if not used:
         blocks = ["(nothing found)\n\n"]
     text = fixed + "".join(blocks) + hint_text + provenance(used)
@@ -33812,17 +33830,17 @@ def answer_check(
     held_together=None,
     names_known=False,
     far=0.0,
-    names=False,
+    names_written=False,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that writes no name (`names`: one the memory knows or not), and
-    none holds half its words (one on another subject, whatever everyday words it shares with the
-    memory: a question naming a person is far from the chats that answer it, "Which mountain did
-    John climb in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window);
-    else unless what the question asks about (`asked`, the words
-    of asked_phrase) has a word no passage open to the search uses while its other words are used
+    FAR_WORDS content words or more that names no one (`names_known`, or a name it writes that the
+    memory may not know: `names_written`), and none holds half its words (one on another subject,
+    whatever everyday words it shares with the memory: a question naming a person is far from the
+    chats that answer it, "Which mountain did John climb in Perthshire?" 0.13, and so is a bag of a
+    message's rarer words from its window); else unless what the question asks about (`asked`, the
+    words of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
     word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
@@ -33846,7 +33864,7 @@ def answer_check(
         sims
         and max(sims) < far
         and len(uses) >= FAR_WORDS
-        and not names
+        and not (names_known or names_written)
         and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
@@ -34704,38 +34722,41 @@ def packet(
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
     fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
-    used, blocks, room = [], [], []
+    used, heads, bodies = [], [], []  # the chunks shown, each one's numbered citation and excerpt
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
 
-    def render(n, c, chars):
-        head = f"[{n}] {citation(c)}{change_note(c, numbers)}"
-        return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+    def numbered(n, c):
+        return f"[{n}] {citation(c)}{change_note(c, numbers)}"
 
+    def body(c, chars):
+        return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
+    shown = ""
     for c in chosen:
-
-        def block(chars, c=c):
-            return render(len(used) + 1, c, chars)
-
+        top = numbered(len(used) + 1, c)
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
-        rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
-        if estimate_tokens(rest + block(chars)) > budget:
+        rest = fixed + shown + hint_text + provenance([*used, c])
+        excerpt = body(c, chars)
+        last = estimate_tokens(rest + top + excerpt) > budget
+        if last:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
-            chars = budget * 4 - len(rest + block(0)) - 8  # room for the ellipsis marks
+            chars = budget * 4 - len(rest + top + body(c, 0)) - 8  # room for the ellipsis marks
             if chars < 120:
                 break
-            blocks.append(block(chars))
-            used.append(c)
-            room.append(chars)
-            break
-        blocks.append(block(chars))
+            excerpt = body(c, chars)
         used.append(c)
-        room.append(chars)
+        heads.append(top)
+        bodies.append(excerpt)
+        shown += top + excerpt
+        if last:
+            break
     if len(used) < len(chosen):
         # a mark names only blocks shown (never longer than before: the budget still holds)
         numbers = {c["chunk_id"]: n for n, c in enumerate(used, 1)}
-        blocks = [render(n, c, chars) for n, (c, chars) in enumerate(zip(used, room, strict=True), 1)]
+        heads = [numbered(n, c) for n, c in enumerate(used, 1)]
+    blocks = [top + excerpt for top, excerpt in zip(heads, bodies, strict=True)]
     if not used:
         blocks = ["(nothing found)\n\n"]
     text = fixed + "".join(blocks) + hint_text + provenance(used)
@@ -35751,17 +35772,17 @@ def answer_check(
     held_together=None,
     names_known=False,
     far=0.0,
-    names=False,
+    names_written=False,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that writes no name (`names`: one the memory knows or not), and
-    none holds half its words (one on another subject, whatever everyday words it shares with the
-    memory: a question naming a person is far from the chats that answer it, "Which mountain did
-    John climb in Perthshire?" 0.13, and so is a bag of a message's rarer words from its window);
-    else unless what the question asks about (`asked`, the words
-    of asked_phrase) has a word no passage open to the search uses while its other words are used
+    FAR_WORDS content words or more that names no one (`names_known`, or a name it writes that the
+    memory may not know: `names_written`), and none holds half its words (one on another subject,
+    whatever everyday words it shares with the memory: a question naming a person is far from the
+    chats that answer it, "Which mountain did John climb in Perthshire?" 0.13, and so is a bag of a
+    message's rarer words from its window); else unless what the question asks about (`asked`, the
+    words of asked_phrase) has a word no passage open to the search uses while its other words are used
     by none either, or never in one passage (held_together(words) -> bool: "library card number"
     where "card" is nowhere and "library" and "number" only apart); or the question asks about a
     word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
@@ -35785,7 +35806,7 @@ def answer_check(
         sims
         and max(sims) < far
         and len(uses) >= FAR_WORDS
-        and not names
+        and not (names_known or names_written)
         and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
@@ -36643,38 +36664,41 @@ def packet(
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
     fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
-    used, blocks, room = [], [], []
+    used, heads, bodies = [], [], []  # the chunks shown, each one's numbered citation and excerpt
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
 
-    def render(n, c, chars):
-        head = f"[{n}] {citation(c)}{change_note(c, numbers)}"
-        return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+    def numbered(n, c):
+        return f"[{n}] {citation(c)}{change_note(c, numbers)}"
 
+    def body(c, chars):
+        return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
+    shown = ""
     for c in chosen:
-
-        def block(chars, c=c):
-            return render(len(used) + 1, c, chars)
-
+        top = numbered(len(used) + 1, c)
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
-        rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
-        if estimate_tokens(rest + block(chars)) > budget:
+        rest = fixed + shown + hint_text + provenance([*used, c])
+        excerpt = body(c, chars)
+        last = estimate_tokens(rest + top + excerpt) > budget
+        if last:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
-            chars = budget * 4 - len(rest + block(0)) - 8  # room for the ellipsis marks
+            chars = budget * 4 - len(rest + top + body(c, 0)) - 8  # room for the ellipsis marks
             if chars < 120:
                 break
-            blocks.append(block(chars))
-            used.append(c)
-            room.append(chars)
-            break
-        blocks.append(block(chars))
+            excerpt = body(c, chars)
         used.append(c)
-        room.append(chars)
+        heads.append(top)
+        bodies.append(excerpt)
+        shown += top + excerpt
+        if last:
+            break
     if len(used) < len(chosen):
         # a mark names only blocks shown (never longer than before: the budget still holds)
         numbers = {c["chunk_id"]: n for n, c in enumerate(used, 1)}
-        blocks = [render(n, c, chars) for n, (c, chars) in enumerate(zip(used, room, strict=True), 1)]
+        heads = [numbered(n, c) for n, c in enumerate(used, 1)]
+    blocks = [top + excerpt for top, excerpt in zip(heads, bodies, strict=True)]
     if not used:
         blocks = ["(nothing found)\n\n"]
     text = fixed + "".join(blocks) + hint_text + provenance(used)
@@ -36960,7 +36984,7 @@ _VERB_CUES = (
 )
 _USE_LOOK = 3
 
-def word_use(words, at):
+def word_role(words, at):
     """How words[at] (query_words) is used, by the nearest closed-class word of the _USE_LOOK
     before it: "noun" after a determiner ("the Atlas closing report", "a living document"),
     "verb" after a subject, an auxiliary or "to" ("Who do I report to?", "I live in York"),
@@ -36972,36 +36996,36 @@ def word_use(words, at):
             return "verb"
     return None
 
-def word_uses(words):
-    """{stem: use} of the words of a question whose word_use() is known."""
-    return {stem(w): u for at, w in enumerate(words) if w not in STOPWORDS and (u := word_use(words, at))}
+def word_roles(words):
+    """{stem: role} of the words of a question whose word_role() is known."""
+    return {stem(w): u for at, w in enumerate(words) if w not in STOPWORDS and (u := word_role(words, at))}
 
-def used_otherwise(text, asked_uses):
-    """The stems of the question's words (`asked_uses`: word_uses()) that a line holds only as another
-    part of speech: "the closing report" tells nothing of "Who do I report to?", "a living
-    document" nothing of "Where do I live?"."""
+def used_otherwise(text, asked_roles):
+    """The stems of the question's words (`asked_roles`: word_roles()) that a line holds only as
+    another part of speech: "the closing report" tells nothing of "Who do I report to?", "a
+    living document" nothing of "Where do I live?"."""
     words = query_words(text)
     seen = {}
     for at, w in enumerate(words):
         s = stem(w)
-        if s in asked_uses:
-            seen.setdefault(s, set()).add(word_use(words, at))
-    return {s for s, found in seen.items() if asked_uses[s] not in found and None not in found}
+        if s in asked_roles:
+            seen.setdefault(s, set()).add(word_role(words, at))
+    return {s for s, found in seen.items() if asked_roles[s] not in found and None not in found}
 
 # A transcript line's speaker after the time into the recording ("[00:02:54] Iris Calder: "): who
 # speaks and when in the meeting, no value the line tells.
 _SPEAKER = re.compile(r"^\[\d{1,2}:\d{2}(?::\d{2})?\]\s*[^:\n]{1,80}:\s")
 
-def stated(c, words, asked, asked_uses=None):
+def stated(c, words, asked, asked_roles=None):
     """What the candidate's answering line states: {line, values, about, time, day, source}; a
-    word of the question the line holds only as another part of speech (`asked_uses`: the
-    question's word_uses()) is not what it is about."""
+    word of the question the line holds only as another part of speech (`asked_roles`: the
+    question's word_roles()) is not what it is about."""
     line = answering_line(c, words)
     label = _CHAT_LABEL.match(line)
     time = label.group(1) if label and len(label.group(1)) == 16 else c.get("written_at")
     text = line[label.end() :] if label else _SPEAKER.sub("", line)
     values, about = statement(text, asked)
-    other = used_otherwise(text, asked_uses or {})
+    other = used_otherwise(text, asked_roles or {})
     near = {w: v for w, v in near_values(text, asked).items() if w not in other}
     chat = c.get("chat")
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
@@ -37064,7 +37088,7 @@ def replaces(f, g):
     kinds = {k for k, _ in f["values"] & g["values"]}
     return any(k in kinds for k, _ in f["values"] - g["values"])
 
-def newer_from_pool(chosen, facts, pool, words, every, asked, asked_uses):
+def newer_from_pool(chosen, facts, pool, words, every, asked, asked_roles):
     """A statement the search ranked below the packet's cut (`pool`, in rank order) that is newer
     than one the packet cites about the question and differs from it ("I switched to a 50 GB
     plan." after "My phone plan has 20 GB of data"), or, where no cited line states a value with a
@@ -37082,7 +37106,7 @@ def newer_from_pool(chosen, facts, pool, words, every, asked, asked_uses):
     for c in pool:
         if c["chunk_id"] in cited:
             continue
-        f = stated(c, words, every, asked_uses)
+        f = stated(c, words, every, asked_roles)
         changed = [
             i
             for i, g in enumerate(facts)
@@ -37118,13 +37142,13 @@ def order_changes(query, chosen, report, pool=()):
         return chosen
     every = query_words(query)
     words = [w for w in every if w not in STOPWORDS]
-    asked_uses = word_uses(every)
-    facts = [stated(c, words, set(every), asked_uses) for c in chosen]
+    asked_roles = word_roles(every)
+    facts = [stated(c, words, set(every), asked_roles) for c in chosen]
     # what is asked of them, not whom: a name the question writes ("Where does Pixel sleep?") is
     # its subject, beside which a line tells anything of it
     names = written_names(query)
     asked = {stem(w) for w in words if len(w) >= 3 and w not in names}
-    chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_uses)
+    chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_roles)
     groups = []
     for i in range(len(chosen)):
         for g in groups:
@@ -39264,7 +39288,7 @@ def run(
             search.held_together,
             names_known=any(q.entities.values()),
             far=settings["packet.answer_far_similarity"],
-            names=any(q.entities.values()) or bool(written_names(q.text)),
+            names_written=bool(written_names(q.text)),
         )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}
