@@ -1389,13 +1389,13 @@ def packet(
     def body(c, chars):
         return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
-    shown = ""
+    blocks_text = ""
     for c in chosen:
         top = numbered(len(used) + 1, c)
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
-        rest = fixed + shown + hint_text + provenance([*used, c])
+        rest = fixed + blocks_text + hint_text + provenance([*used, c])
         excerpt = body(c, chars)
         last = estimate_tokens(rest + top + excerpt) > budget
         if last:
@@ -1407,7 +1407,7 @@ def packet(
         used.append(c)
         heads.append(top)
         bodies.append(excerpt)
-        shown += top + excerpt
+        blocks_text += top + excerpt
         if last:
             break
     if len(used) < len(chosen):
