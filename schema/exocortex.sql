@@ -5354,13 +5354,13 @@ def packet(
     def body(c, chars):
         return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
-    shown = ""
+    blocks_text = ""
     for c in chosen:
         top = numbered(len(used) + 1, c)
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
-        rest = fixed + shown + hint_text + provenance([*used, c])
+        rest = fixed + blocks_text + hint_text + provenance([*used, c])
         excerpt = body(c, chars)
         last = estimate_tokens(rest + top + excerpt) > budget
         if last:
@@ -5372,7 +5372,7 @@ def packet(
         used.append(c)
         heads.append(top)
         bodies.append(excerpt)
-        shown += top + excerpt
+        blocks_text += top + excerpt
         if last:
             break
     if len(used) < len(chosen):
@@ -7974,13 +7974,13 @@ def packet(
     def body(c, chars):
         return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
-    shown = ""
+    blocks_text = ""
     for c in chosen:
         top = numbered(len(used) + 1, c)
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
-        rest = fixed + shown + hint_text + provenance([*used, c])
+        rest = fixed + blocks_text + hint_text + provenance([*used, c])
         excerpt = body(c, chars)
         last = estimate_tokens(rest + top + excerpt) > budget
         if last:
@@ -7992,7 +7992,7 @@ def packet(
         used.append(c)
         heads.append(top)
         bodies.append(excerpt)
-        shown += top + excerpt
+        blocks_text += top + excerpt
         if last:
             break
     if len(used) < len(chosen):
@@ -10036,13 +10036,13 @@ def packet(
     def body(c, chars):
         return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
-    shown = ""
+    blocks_text = ""
     for c in chosen:
         top = numbered(len(used) + 1, c)
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
-        rest = fixed + shown + hint_text + provenance([*used, c])
+        rest = fixed + blocks_text + hint_text + provenance([*used, c])
         excerpt = body(c, chars)
         last = estimate_tokens(rest + top + excerpt) > budget
         if last:
@@ -10054,7 +10054,7 @@ def packet(
         used.append(c)
         heads.append(top)
         bodies.append(excerpt)
-        shown += top + excerpt
+        blocks_text += top + excerpt
         if last:
             break
     if len(used) < len(chosen):
@@ -12573,13 +12573,13 @@ def packet(
     def body(c, chars):
         return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
-    shown = ""
+    blocks_text = ""
     for c in chosen:
         top = numbered(len(used) + 1, c)
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
-        rest = fixed + shown + hint_text + provenance([*used, c])
+        rest = fixed + blocks_text + hint_text + provenance([*used, c])
         excerpt = body(c, chars)
         last = estimate_tokens(rest + top + excerpt) > budget
         if last:
@@ -12591,7 +12591,7 @@ def packet(
         used.append(c)
         heads.append(top)
         bodies.append(excerpt)
-        shown += top + excerpt
+        blocks_text += top + excerpt
         if last:
             break
     if len(used) < len(chosen):
@@ -14200,13 +14200,13 @@ def packet(
     def body(c, chars):
         return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
-    shown = ""
+    blocks_text = ""
     for c in chosen:
         top = numbered(len(used) + 1, c)
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
-        rest = fixed + shown + hint_text + provenance([*used, c])
+        rest = fixed + blocks_text + hint_text + provenance([*used, c])
         excerpt = body(c, chars)
         last = estimate_tokens(rest + top + excerpt) > budget
         if last:
@@ -14218,7 +14218,7 @@ def packet(
         used.append(c)
         heads.append(top)
         bodies.append(excerpt)
-        shown += top + excerpt
+        blocks_text += top + excerpt
         if last:
             break
     if len(used) < len(chosen):
@@ -16443,13 +16443,13 @@ def packet(
     def body(c, chars):
         return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
-    shown = ""
+    blocks_text = ""
     for c in chosen:
         top = numbered(len(used) + 1, c)
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
-        rest = fixed + shown + hint_text + provenance([*used, c])
+        rest = fixed + blocks_text + hint_text + provenance([*used, c])
         excerpt = body(c, chars)
         last = estimate_tokens(rest + top + excerpt) > budget
         if last:
@@ -16461,7 +16461,7 @@ def packet(
         used.append(c)
         heads.append(top)
         bodies.append(excerpt)
-        shown += top + excerpt
+        blocks_text += top + excerpt
         if last:
             break
     if len(used) < len(chosen):
@@ -34731,13 +34731,13 @@ def packet(
     def body(c, chars):
         return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
-    shown = ""
+    blocks_text = ""
     for c in chosen:
         top = numbered(len(used) + 1, c)
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
-        rest = fixed + shown + hint_text + provenance([*used, c])
+        rest = fixed + blocks_text + hint_text + provenance([*used, c])
         excerpt = body(c, chars)
         last = estimate_tokens(rest + top + excerpt) > budget
         if last:
@@ -34749,7 +34749,7 @@ def packet(
         used.append(c)
         heads.append(top)
         bodies.append(excerpt)
-        shown += top + excerpt
+        blocks_text += top + excerpt
         if last:
             break
     if len(used) < len(chosen):
@@ -36673,13 +36673,13 @@ def packet(
     def body(c, chars):
         return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
-    shown = ""
+    blocks_text = ""
     for c in chosen:
         top = numbered(len(used) + 1, c)
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
-        rest = fixed + shown + hint_text + provenance([*used, c])
+        rest = fixed + blocks_text + hint_text + provenance([*used, c])
         excerpt = body(c, chars)
         last = estimate_tokens(rest + top + excerpt) > budget
         if last:
@@ -36691,7 +36691,7 @@ def packet(
         used.append(c)
         heads.append(top)
         bodies.append(excerpt)
-        shown += top + excerpt
+        blocks_text += top + excerpt
         if last:
             break
     if len(used) < len(chosen):
