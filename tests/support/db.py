@@ -50,12 +50,16 @@ class Database:
 
 
 def use_embeddings(conn: psycopg.Connection, url: str) -> None:
-    """Point models.embeddings at the real MiniLM server at `url` (admin connection)."""
+    """Point models.embeddings at the real MiniLM server at `url` (admin connection), with a query's
+    embedding calls given 30 s: the suite's MiniLM shares two cores with the real chat model's
+    extraction, and a call past the 3 s default falls back to words alone, so that a test of what
+    meaning decides would fail by the machine's load (the timeline's nearest kind did, once)."""
     embeddings = {"url": url, "model": "all-MiniLM-L6-v2", "dimensions": 384}
     conn.execute(
         "update exo_private.settings set value = value || %s where key = 'models.embeddings'",
         (Jsonb(embeddings),),
     )
+    conn.execute("update exo_private.settings set value = '30' where key = 'retrieval.embed_timeout_s'")
 
 
 def server(cfg: Config) -> dict:
