@@ -31,6 +31,7 @@ import psycopg
 from rich.markup import escape
 from rich.table import Table
 
+from exocortex.db import transaction
 from exocortex.extraction import llm as extraction
 from exocortex.plpy import model_client as client
 from exocortex.plpy.model_client import Endpoint, ModelError
@@ -175,7 +176,7 @@ def sample_documents(conn: psycopg.Connection, n: int, seed: int) -> list[Sample
 def _snapshot(conn: psycopg.Connection) -> Iterator[None]:
     """One read-only, repeatable-read transaction; a savepoint inside the caller's own."""
     fresh = conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-    with conn.transaction():
+    with transaction(conn):
         if fresh:
             conn.execute("set transaction isolation level repeatable read, read only")
         yield
@@ -361,7 +362,7 @@ class EvalReport:
 def _settings(conn: psycopg.Connection) -> dict:
     keys = ["models.chat", "extraction.max_tokens", "extraction.max_entities", "extraction.max_relations"]
     try:
-        with conn.transaction():
+        with transaction(conn):
             rows = dict(
                 conn.execute(
                     "select key, value from exo_private.settings where key = any(%s)", (keys,)

@@ -35,6 +35,7 @@ from typing import Any
 
 import psycopg
 
+from exocortex.db import transaction
 from exocortex.ingest.extract import message_text, thread_ids
 
 FORMATS = ("jsonl", "chatgpt", "whatsapp", "mbox")
@@ -630,7 +631,7 @@ def _write(
     with_messages = {(m.source, m.conversation) for m in export.messages}
     conversations = [c for c in export.conversations.values() if (c.source, c.external_id) in with_messages]
     owners = [i for i in export.identities.values() if i.is_owner]
-    with conn.transaction(), conn.cursor() as cur:
+    with transaction(conn), conn.cursor() as cur:
         cur.execute(PRESENT_KEYS, ([c.source for c in conversations], [c.external_id for c in conversations]))
         present = {(source, external_id): set(keys) for source, external_id, keys in cur}
         new = [m for m in export.messages if m.dedupe_key not in present.get((m.source, m.conversation), ())]

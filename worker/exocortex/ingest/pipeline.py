@@ -30,7 +30,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from exocortex.config import Config
-from exocortex.db import connect, role_url
+from exocortex.db import connect, role_url, transaction
 from exocortex.ingest.extract import EXTRACTOR_VERSION, PLAIN_TEXT_EXTENSIONS, ExtractionError, cut_header
 from exocortex.ingest.sandbox import Limits, Sandbox
 from exocortex.ingest.scan import Entry, Walk
@@ -290,7 +290,7 @@ class Ingest:
         ):
             self.summary.unchanged += 1
             return
-        with self.conn.transaction():
+        with transaction(self.conn):
             if prior and prior.stage not in ("skipped", "deleted"):
                 self.conn.execute("select exo_private.forget_document(%s)", (prior.id,))
             doc_id = self._upsert(entry, None)
@@ -374,7 +374,7 @@ class Ingest:
 
     def _fail(self, entry: Entry, error_class: str, message: str) -> None:
         """A file whose processing raised: record it failed (in a fresh savepoint) and go on."""
-        with self.conn.transaction():
+        with transaction(self.conn):
             doc_id = self._upsert(entry, None)
             self._set_stage(doc_id, "failed", error_class, message.strip()[:2000])
 
@@ -420,7 +420,7 @@ class Ingest:
 
         with self.sandbox:
             for start in range(0, len(todo), BATCH):
-                with self.conn.transaction():
+                with transaction(self.conn):
                     for entry in todo[start : start + BATCH]:
                         self._process_one(entry)
                         s.processed += 1
@@ -438,7 +438,7 @@ class Ingest:
                 gone.append(prior)
             else:
                 s.kept += 1
-        with self.conn.transaction():
+        with transaction(self.conn):
             for prior in gone:
                 self.conn.execute("select exo_private.forget_document(%s)", (prior.id,))
             s.deleted = len(gone)
@@ -460,7 +460,7 @@ class Ingest:
                 ).fetchone()[0]
         self._totals()
         s.seconds = time.monotonic() - began
-        with self.conn.transaction():
+        with transaction(self.conn):
             self.conn.execute(
                 "insert into exo_private.ingest_runs (source_id, started_at, finished_at, summary) "
                 "values (%s, now() - make_interval(secs => %s), now(), %s)",
@@ -471,7 +471,7 @@ class Ingest:
     def _process_one(self, entry: Entry) -> None:
         """process() in a savepoint; whatever it raises is recorded and the run goes on."""
         try:
-            with self.conn.transaction():
+            with transaction(self.conn):
                 self.process(entry)
         except ExtractionError as exc:  # the text broke off on its way from the sandbox
             self._fail(entry, exc.error_class, exc.message)

@@ -26,7 +26,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from exocortex.config import Config
-from exocortex.db import admin_url, connect
+from exocortex.db import admin_url, connect, transaction
 from exocortex.models.services import ServiceProblem, model_settings
 from exocortex.plpy import model_client as client
 from exocortex.plpy.model_client import Endpoint, ModelError
@@ -182,7 +182,7 @@ def use(
         raise EndpointProblem(
             "without a probe the new embedding model's dimension is unknown: run without --no-probe"
         )
-    with _connect(cfg) as conn, conn.transaction():
+    with _connect(cfg) as conn, transaction(conn):
         conn.execute("select exo_private.set_setting(%s, %s)", (key, Jsonb(value)))
         chunks = windows = 0
         if role == "embeddings" and (

@@ -78,7 +78,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from exocortex.config import Config
-from exocortex.db import role_url
+from exocortex.db import role_url, transaction
 from exocortex.extraction import events, ner, relation_patterns, relation_syntax, statements
 from exocortex.extraction import llm as extraction
 from exocortex.ingest import ocr
@@ -369,7 +369,7 @@ class Worker:
 
     def _record_failure(self, pool: ConnectionPool, job: Job, target_key: str, exc: Exception) -> None:
         error_class = exc.error.error_class if isinstance(exc, JobFailed) else type(exc).__name__
-        with pool.connection() as conn, conn.transaction():
+        with pool.connection() as conn, transaction(conn):
             conn.cursor().executemany(
                 queries.RECORD_FAILURE,
                 [
@@ -468,7 +468,7 @@ class Worker:
             return
         n = len(chunk_ids)
         after = n + len(messages)
-        with pool.connection() as conn, conn.transaction():
+        with pool.connection() as conn, transaction(conn):
             if messages:
                 conn.execute(
                     queries.STORE_MESSAGE_EMBEDDINGS,
@@ -687,7 +687,7 @@ class Worker:
             return
         seconds = float(settings["ingest.file_timeout_s"])
         try:
-            with pool.connection() as conn, conn.transaction():
+            with pool.connection() as conn, transaction(conn):
                 waiting = conn.execute(
                     queries.STORE_OCR_TEXT, (sha, result.text, Jsonb(result.metadata(limits)))
                 ).fetchall()
@@ -720,7 +720,7 @@ class Worker:
             note = conn.execute(queries.CALENDAR_NOTE, (document_id,)).fetchone()
         found = events.source_events(sources, owner) + (events.calendar_events(*note, owner) if note else [])
         self._check_abandoned()
-        with pool.connection() as conn, conn.transaction():
+        with pool.connection() as conn, transaction(conn):
             conn.execute(queries.STORE_EVENTS, (document_id, Jsonb(found), events.EXTRACTOR))
             conn.execute(queries.ARCHIVE_MESSAGES, ("events", job.ids))
         self._count("done", "events")
@@ -728,7 +728,7 @@ class Worker:
     def _capsule(self, pool: ConnectionPool, settings: dict, job: Job) -> None:
         """Build the capsule one message names and archive the message in the same transaction."""
         (message,) = job.messages
-        with pool.connection() as conn, conn.transaction():
+        with pool.connection() as conn, transaction(conn):
             job.backend = conn.info.backend_pid
             try:
                 built = conn.execute(queries.CAPSULE_JOB, (Jsonb(message.payload),)).fetchone()[0]
@@ -746,7 +746,7 @@ class Worker:
     ) -> None:
         """A scan OCR could not read: its waiting documents end at stage with the error class, and
         the message is archived in the same transaction."""
-        with pool.connection() as conn, conn.transaction():
+        with pool.connection() as conn, transaction(conn):
             conn.execute(queries.END_OCR, (sha, stage, error_class, text))
             conn.execute(queries.ARCHIVE_MESSAGES, ("ocr", job.ids))
         self._count("unread", "ocr")
