@@ -24363,34 +24363,6 @@ ALTER FUNCTION exo_private.hidden_entities(p_workspace text, p_released text[]) 
 COMMENT ON FUNCTION exo_private.hidden_entities(p_workspace text, p_released text[]) IS 'The entities of p_workspace that are a deferred subject (by a name or an alias) whose key is not among p_released (null: none): the graph and path stages pass through none of them.';
 
 --
--- Name: hidden_windows(text, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
---
-
-CREATE FUNCTION exo_private.hidden_windows(p_workspace text, p_released text[]) RETURNS bigint[]
-    LANGUAGE sql STABLE
-    SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
-    -- A relation is evidence of its window: one whose window overlaps a chunk the search
-    -- withholds (p_released: the keys it releases, exo_private.stage_sql's released; null: all) is
-    -- not walked, or the graph would tell what withheld text relates.
-    select coalesce(array_agg(distinct w.id), '{}')
-    from exo_private.chunks c
-    join exo_private.extraction_windows w
-      on w.workspace = c.workspace and w.document_id = c.document_id
-     and c.char_start < w.char_end and c.char_end > w.char_start
-    where p_released is not null and c.workspace = p_workspace and c.charged_subjects <> '{}'
-      and exo_private.unreleased(c.charged_subjects, p_released) <> '{}'
-$$;
-
-ALTER FUNCTION exo_private.hidden_windows(p_workspace text, p_released text[]) OWNER TO exo_owner;
-
---
--- Name: FUNCTION hidden_windows(p_workspace text, p_released text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON FUNCTION exo_private.hidden_windows(p_workspace text, p_released text[]) IS 'The extraction windows of p_workspace that overlap a chunk charged for a subject whose key is not among p_released (null: every subject released, none hidden): the path stage walks no relation of them (the graph stage asks the same of each relation it walks: related_entities).';
-
---
 -- Name: hint_how(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -31676,14 +31648,11 @@ CREATE FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth intege
     -- another in thousands of windows, costs p_per_node rows per level.
     with recursive judged as materialized (
         -- A relation is evidence of its extraction window: where the workspace holds a chunk
-        -- charged for a subject p_released leaves closed, a pair is walked only through a
-        -- relation whose window overlaps no such chunk (exo_private.hidden_windows' rule, asked
-        -- of the pairs walked: a few probes each, not every charged chunk a search).
-        select p_released is not null and exists (
-            select 1 from exo_private.chunks c
-            where c.workspace = (select e.workspace from exo_private.entities e where e.id = p_entity)
-              and c.charged_subjects <> '{}' and exo_private.unreleased(c.charged_subjects, p_released) <> '{}'
-        ) as windows
+        -- the search withholds, a pair is walked only through a relation whose window overlaps
+        -- none (exo_private.window_charges, asked of the pairs walked).
+        select exo_private.withholds_windows(e.workspace, p_released) as windows
+        from exo_private.entities e
+        where e.id = p_entity
     ), walk (entity_id, depth) as (
         select p_entity, 0
         union
@@ -31699,17 +31668,9 @@ CREATE FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth intege
                   from (values (w.entity_id, x.neighbour_id), (x.neighbour_id, w.entity_id)) p (s, o)
                   join exo_private.relations r on r.subject_id = p.s and r.object_id = p.o
                   where not exists (
-                      -- the document's charged chunks first (most documents have none), then
-                      -- whether one overlaps the relation's window
-                      select 1
-                      from exo_private.chunks c
-                      where c.workspace = r.workspace and c.document_id = r.document_id
-                        and c.charged_subjects <> '{}'
-                        and exo_private.unreleased(c.charged_subjects, p_released) <> '{}'
-                        and exists (
-                            select 1 from exo_private.extraction_windows ew
-                            where ew.id = r.window_id
-                              and c.char_start < ew.char_end and c.char_end > ew.char_start))))
+                      select 1 from exo_private.window_charges k
+                      where k.window_id = r.window_id
+                        and exo_private.unreleased(k.charged_subjects, p_released) <> '{}' offset 0)))
             order by x.neighbour_id
             limit greatest(1, least(coalesce(p_per_node, 50), 1000))
         ) nb
@@ -40958,17 +40919,23 @@ begin
     -- packet's Relations section.
     return format($q$
         with recursive hidden as materialized (
-            -- never along what the search withholds, as the graph stage
-            select exo_private.hidden_windows(%L, {released}::text[]) as windows,
-                   exo_private.hidden_entities(%L, {released}::text[]) as entities
+            -- never along what the search withholds, as the graph stage: a relation of a window
+            -- that overlaps a withheld chunk (judged by typed_neighbours as it reads), a closed
+            -- subject's entity
+            select exo_private.hidden_entities(%L, {released}::text[]) as entities
         ), walk (entity_id, hop, relation_id) as (
+            -- A row with a relation: a relation walked at that hop; without: an entity reached at
+            -- that hop, expanded once however many relations reach it (UNION keeps one: an
+            -- entity related to the one before it in hundreds of windows is not walked from
+            -- hundreds of times).
             select s.entity_id, 0, null::bigint from unnest({entity_ids}::bigint[]) s (entity_id)
             union
-            select nb.entity_id, w.hop + 1, nb.relation_id
+            select nb.entity_id, w.hop + 1, x.relation_id
             from walk w
             cross join hidden h
-            cross join lateral exo_private.typed_neighbours(w.entity_id, {hop_patterns}[w.hop + 1], {per_node}, h.windows, h.entities) nb
-            where w.hop < cardinality({hop_patterns})
+            cross join lateral exo_private.typed_neighbours(w.entity_id, {hop_patterns}[w.hop + 1], {per_node}, {released}::text[], h.entities) nb
+            cross join lateral (values (nb.relation_id), (null::bigint)) x (relation_id)
+            where w.relation_id is null and w.hop < cardinality({hop_patterns})
         ), steps as materialized (
             -- By key, a walked relation at a time: the walk's size is unknown to the planner.
             select r.id, r.document_id, r.subject_id, r.object_id, r.predicate, x.char_start, x.char_end,
@@ -41001,7 +40968,7 @@ begin
         ) c
         group by c.id, c.charged_subjects
         order by score desc, max(c.written_at) desc nulls last, c.id
-        limit {row_limit} $q$, workspace, workspace, chunks, visible);
+        limit {row_limit} $q$, workspace, chunks, visible);
 end
 $_$;
 
@@ -42451,18 +42418,27 @@ ALTER FUNCTION exo_private.train_router(force boolean, min_change double precisi
 COMMENT ON FUNCTION exo_private.train_router(force boolean, min_change double precision) IS 'Count the words of each workspace''s training documents (router_training) into router_terms and router_classes when the training set or the routing.learned_* counting settings changed since the last training (or force); with min_change (a share, as an ingest passes routing.learned_retrain_share) only when the number of training documents changed by at least that share. Returns {trained, generation, documents, workspaces, terms}.';
 
 --
--- Name: typed_neighbours(bigint, text, integer, bigint[], bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: typed_neighbours(bigint, text, integer, text[], bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_hidden_windows bigint[] DEFAULT '{}'::bigint[], p_hidden_entities bigint[] DEFAULT '{}'::bigint[]) RETURNS TABLE(entity_id bigint, relation_id bigint)
+CREATE FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_released text[] DEFAULT NULL::text[], p_hidden_entities bigint[] DEFAULT '{}'::bigint[]) RETURNS TABLE(entity_id bigint, relation_id bigint)
     LANGUAGE sql STABLE ROWS 10
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
     -- The entity's distinct predicates each way, by a loose scan of the (end, predicate) indexes
     -- (one probe a predicate), are matched against the pattern; only then are relations read,
-    -- those of the matching predicates, at most p_limit, lowest neighbour ids first: an entity
-    -- with thousands of relations of other kinds costs a probe per kind.
-    with recursive outgoing (predicate) as (
+    -- of each matching predicate at most p_limit, in the order of the same index (neighbour id,
+    -- relation id): an entity with thousands of relations, of other kinds or of the kinds asked
+    -- (the owner is the subject of every relation of some kinds), costs a probe per kind and
+    -- about p_limit rows per kind asked.
+    with recursive judged as materialized (
+        -- A relation is evidence of its extraction window: where the workspace holds a chunk the
+        -- search withholds, none whose window overlaps one is walked (exo_private.window_charges,
+        -- asked of each relation read, as related_entities does).
+        select exo_private.withholds_windows(e.workspace, p_released) as windows
+        from exo_private.entities e
+        where e.id = p_entity
+    ), outgoing (predicate) as (
         select min(r.predicate) from exo_private.relations r where r.subject_id = p_entity
         union all
         select (select min(r.predicate) from exo_private.relations r
@@ -42477,34 +42453,51 @@ CREATE FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_
     )
     select x.id, x.relation_id
     from (
-        (select r.object_id as id, r.id as relation_id
-         from outgoing o
-         join exo_private.relations r on r.subject_id = p_entity and r.predicate = o.predicate
-         where o.predicate ~ p_pattern
-           and r.window_id <> all (p_hidden_windows) and r.object_id <> all (p_hidden_entities)
-         order by r.object_id, r.id
-         limit p_limit)
+        select r.id, r.relation_id
+        from outgoing o
+        cross join judged j
+        cross join lateral (
+            select r.object_id as id, r.id as relation_id
+            from exo_private.relations r
+            where r.subject_id = p_entity and r.predicate = o.predicate
+              and r.object_id <> p_entity and r.object_id <> all (p_hidden_entities)
+              and (not j.windows or not exists (
+                  select 1 from exo_private.window_charges k
+                  where k.window_id = r.window_id
+                    and exo_private.unreleased(k.charged_subjects, p_released) <> '{}' offset 0))
+            order by r.object_id, r.id
+            limit p_limit
+        ) r
+        where o.predicate ~ p_pattern
         union all
-        (select r.subject_id, r.id
-         from incoming i
-         join exo_private.relations r on r.object_id = p_entity and r.predicate = i.predicate
-         where i.predicate ~ p_pattern
-           and r.window_id <> all (p_hidden_windows) and r.subject_id <> all (p_hidden_entities)
-         order by r.subject_id, r.id
-         limit p_limit)
+        select r.id, r.relation_id
+        from incoming i
+        cross join judged j
+        cross join lateral (
+            select r.subject_id as id, r.id as relation_id
+            from exo_private.relations r
+            where r.object_id = p_entity and r.predicate = i.predicate
+              and r.subject_id <> p_entity and r.subject_id <> all (p_hidden_entities)
+              and (not j.windows or not exists (
+                  select 1 from exo_private.window_charges k
+                  where k.window_id = r.window_id
+                    and exo_private.unreleased(k.charged_subjects, p_released) <> '{}' offset 0))
+            order by r.subject_id, r.id
+            limit p_limit
+        ) r
+        where i.predicate ~ p_pattern
     ) x
-    where x.id <> p_entity
     order by x.id, x.relation_id
     limit p_limit
 $$;
 
-ALTER FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_released text[], p_hidden_entities bigint[]) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_hidden_windows bigint[], p_hidden_entities bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_released text[], p_hidden_entities bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) IS 'Neighbours of an entity (either direction, relations of every origin) along relations whose predicate matches the regular expression p_pattern, with the relation, at most p_limit, lowest neighbour ids first, never along a relation of p_hidden_windows nor to an entity of p_hidden_entities (exo_private.hidden_windows, hidden_entities: what a search withholds). Hub-safe: only the relations of matching predicates are read.';
+COMMENT ON FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_released text[], p_hidden_entities bigint[]) IS 'Neighbours of an entity (either direction, relations of every origin) along relations whose predicate matches the regular expression p_pattern, with the relation, at most p_limit, lowest neighbour ids first, never along a relation whose extraction window overlaps a chunk charged for a subject whose key is not among p_released (null: every subject released; exo_private.window_charges) nor to an entity of p_hidden_entities (exo_private.hidden_entities): what a search withholds. Hub-safe: only the relations of matching predicates are read, at most p_limit of each.';
 
 --
 -- Name: undefer_subject(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -42963,13 +42956,9 @@ CREATE FUNCTION exo_private.window_withheld(p_window bigint, released text[]) RE
     AS $$
     -- The name was in no single chunk of the window: every chunk the window overlaps counts.
     select coalesce(array_agg(distinct s order by s), '{}')
-    from exo_private.extraction_windows w
-    join exo_private.chunks c
-      on c.workspace = w.workspace and c.document_id = w.document_id
-     and c.char_start < w.char_end and c.char_end > w.char_start
-     and c.charged_subjects <> '{}'
-    cross join lateral unnest(exo_private.unreleased(c.charged_subjects, released)) s
-    where w.id = p_window
+    from exo_private.window_charges x
+    cross join lateral unnest(exo_private.unreleased(x.charged_subjects, released)) s
+    where x.window_id = p_window
 $$;
 
 ALTER FUNCTION exo_private.window_withheld(p_window bigint, released text[]) OWNER TO exo_owner;
@@ -42979,6 +42968,30 @@ ALTER FUNCTION exo_private.window_withheld(p_window bigint, released text[]) OWN
 --
 
 COMMENT ON FUNCTION exo_private.window_withheld(p_window bigint, released text[]) IS 'The closed charged subjects of the chunks an extraction window overlaps: what keeps a mention without a chunk out of an answer; empty when it may be shown.';
+
+--
+-- Name: withholds_windows(text, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.withholds_windows(p_workspace text, p_released text[]) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- Only a window overlapping a chunk the search withholds is (exo_private.window_charges):
+    -- where the workspace holds none, a walk judges no window.
+    select p_released is not null and exists (
+        select 1 from exo_private.chunks c
+        where c.workspace = p_workspace and c.charged_subjects <> '{}'
+          and exo_private.unreleased(c.charged_subjects, p_released) <> '{}')
+$$;
+
+ALTER FUNCTION exo_private.withholds_windows(p_workspace text, p_released text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION withholds_windows(p_workspace text, p_released text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.withholds_windows(p_workspace text, p_released text[]) IS 'Whether p_workspace holds a chunk charged for a subject whose key is not among p_released (null: every subject released): where it holds none, no extraction window of it overlaps one (exo_private.window_charges), and the graph and path stages judge none.';
 
 --
 -- Name: word_forms(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -47828,6 +47841,26 @@ ALTER TABLE exo_private.unreadable_folders OWNER TO exo_owner;
 COMMENT ON TABLE exo_private.unreadable_folders IS 'Folders the last scan of a source could not list, with the error; the documents stored from them are kept as they were until a scan lists the folder again.';
 
 --
+-- Name: window_charges; Type: VIEW; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE VIEW exo_private.window_charges WITH (security_invoker='true') AS
+ SELECT w.id AS window_id,
+    c.id AS chunk_id,
+    c.charged_subjects
+   FROM (exo_private.extraction_windows w
+     JOIN exo_private.chunks c ON (((c.workspace = w.workspace) AND (c.document_id = w.document_id) AND (c.char_start < w.char_end) AND (c.char_end > w.char_start))))
+  WHERE (c.charged_subjects <> '{}'::text[]);
+
+ALTER VIEW exo_private.window_charges OWNER TO exo_owner;
+
+--
+-- Name: VIEW window_charges; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON VIEW exo_private.window_charges IS 'Each extraction window with every charged chunk it overlaps and that chunk''s charged subjects: a mention without a chunk, and any relation, of a window is withheld while one of them is (exo_private.unreleased of its subjects not empty): window_withheld, and the graph and path stages'' walks.';
+
+--
 -- Name: worker_claims; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -49945,6 +49978,12 @@ CREATE INDEX mentions_model_entity_chunk_idx ON exo_private.mentions USING btree
 CREATE INDEX mentions_structure_entity_chunk_idx ON exo_private.mentions USING btree (entity_id, chunk_id) WHERE ((origin = 'structure'::text) AND (chunk_id IS NOT NULL));
 
 --
+-- Name: mentions_window_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX mentions_window_idx ON exo_private.mentions USING btree (window_id);
+
+--
 -- Name: people_one_owner; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -49960,7 +49999,7 @@ CREATE INDEX relations_object_idx ON exo_private.relations USING btree (object_i
 -- Name: relations_object_predicate_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX relations_object_predicate_idx ON exo_private.relations USING btree (object_id, predicate, subject_id);
+CREATE INDEX relations_object_predicate_idx ON exo_private.relations USING btree (object_id, predicate, subject_id, id);
 
 --
 -- Name: relations_structure_document_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -49978,7 +50017,13 @@ CREATE INDEX relations_subject_idx ON exo_private.relations USING btree (subject
 -- Name: relations_subject_predicate_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX relations_subject_predicate_idx ON exo_private.relations USING btree (subject_id, predicate, object_id);
+CREATE INDEX relations_subject_predicate_idx ON exo_private.relations USING btree (subject_id, predicate, object_id, id);
+
+--
+-- Name: relations_window_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX relations_window_idx ON exo_private.relations USING btree (window_id);
 
 --
 -- Name: unreadable_folders_key_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -52384,14 +52429,6 @@ GRANT ALL ON FUNCTION exo_private.hidden_entities(p_workspace text, p_released t
 GRANT ALL ON FUNCTION exo_private.hidden_entities(p_workspace text, p_released text[]) TO exo_writer;
 
 --
--- Name: FUNCTION hidden_windows(p_workspace text, p_released text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
---
-
-REVOKE ALL ON FUNCTION exo_private.hidden_windows(p_workspace text, p_released text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.hidden_windows(p_workspace text, p_released text[]) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.hidden_windows(p_workspace text, p_released text[]) TO exo_writer;
-
---
 -- Name: FUNCTION hint_how(subject text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -53764,12 +53801,12 @@ GRANT ALL ON FUNCTION exo_private.train_router(force boolean, min_change double 
 GRANT ALL ON FUNCTION exo_private.train_router(force boolean, min_change double precision) TO exo_writer;
 
 --
--- Name: FUNCTION typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_hidden_windows bigint[], p_hidden_entities bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_released text[], p_hidden_entities bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_released text[], p_hidden_entities bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_released text[], p_hidden_entities bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_released text[], p_hidden_entities bigint[]) TO exo_writer;
 
 --
 -- Name: FUNCTION undefer_subject(subject_name text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -53841,6 +53878,14 @@ GRANT ALL ON FUNCTION exo_private.window_conversation(conversation bigint, works
 REVOKE ALL ON FUNCTION exo_private.window_withheld(p_window bigint, released text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.window_withheld(p_window bigint, released text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.window_withheld(p_window bigint, released text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION withholds_windows(p_workspace text, p_released text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.withholds_windows(p_workspace text, p_released text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.withholds_windows(p_workspace text, p_released text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.withholds_windows(p_workspace text, p_released text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION word_forms(p_words text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -55377,6 +55422,13 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.text_cache TO exo_writer;
 
 GRANT SELECT ON TABLE exo_private.unreadable_folders TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.unreadable_folders TO exo_writer;
+
+--
+-- Name: TABLE window_charges; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.window_charges TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.window_charges TO exo_writer;
 
 --
 -- Name: TABLE worker_claims; Type: ACL; Schema: exo_private; Owner: exo_owner

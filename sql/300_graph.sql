@@ -612,6 +612,24 @@ $$;
 comment on function exo_private.relations_moved_edges() is
     'Trigger: relations given other ends move their count in exo_private.entity_edges.';
 
+-- Migration 0103 counted the edges in its own transaction; these triggers are made in this one,
+-- later: a relation written between the two would never be counted. Where the triggers are new,
+-- the edges are counted again here, writers of relations kept out until they exist (commit).
+do $$
+begin
+    if not exists (select 1 from pg_catalog.pg_trigger
+                   where tgrelid = 'exo_private.relations'::regclass and tgname = 'relations_count_edges_insert') then
+        lock table exo_private.relations in share row exclusive mode;
+        delete from exo_private.entity_edges;
+        insert into exo_private.entity_edges (entity_id, neighbour_id, relations)
+        select e.a, e.b, count(*)
+        from exo_private.relations r
+        cross join lateral (values (r.subject_id, r.object_id), (r.object_id, r.subject_id)) e (a, b)
+        where r.subject_id <> r.object_id
+        group by e.a, e.b;
+    end if;
+end
+$$;
 create or replace trigger relations_count_edges_insert
     after insert on exo_private.relations
     referencing new table as new_relations

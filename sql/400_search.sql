@@ -280,17 +280,23 @@ begin
     -- packet's Relations section.
     return format($q$
         with recursive hidden as materialized (
-            -- never along what the search withholds, as the graph stage
-            select exo_private.hidden_windows(%L, {released}::text[]) as windows,
-                   exo_private.hidden_entities(%L, {released}::text[]) as entities
+            -- never along what the search withholds, as the graph stage: a relation of a window
+            -- that overlaps a withheld chunk (judged by typed_neighbours as it reads), a closed
+            -- subject's entity
+            select exo_private.hidden_entities(%L, {released}::text[]) as entities
         ), walk (entity_id, hop, relation_id) as (
+            -- A row with a relation: a relation walked at that hop; without: an entity reached at
+            -- that hop, expanded once however many relations reach it (UNION keeps one: an
+            -- entity related to the one before it in hundreds of windows is not walked from
+            -- hundreds of times).
             select s.entity_id, 0, null::bigint from unnest({entity_ids}::bigint[]) s (entity_id)
             union
-            select nb.entity_id, w.hop + 1, nb.relation_id
+            select nb.entity_id, w.hop + 1, x.relation_id
             from walk w
             cross join hidden h
-            cross join lateral exo_private.typed_neighbours(w.entity_id, {hop_patterns}[w.hop + 1], {per_node}, h.windows, h.entities) nb
-            where w.hop < cardinality({hop_patterns})
+            cross join lateral exo_private.typed_neighbours(w.entity_id, {hop_patterns}[w.hop + 1], {per_node}, {released}::text[], h.entities) nb
+            cross join lateral (values (nb.relation_id), (null::bigint)) x (relation_id)
+            where w.relation_id is null and w.hop < cardinality({hop_patterns})
         ), steps as materialized (
             -- By key, a walked relation at a time: the walk's size is unknown to the planner.
             select r.id, r.document_id, r.subject_id, r.object_id, r.predicate, x.char_start, x.char_end,
@@ -323,7 +329,7 @@ begin
         ) c
         group by c.id, c.charged_subjects
         order by score desc, max(c.written_at) desc nulls last, c.id
-        limit {row_limit} $q$, workspace, workspace, chunks, visible);
+        limit {row_limit} $q$, workspace, chunks, visible);
 end
 $$;
 

@@ -151,6 +151,27 @@ comment on function exo_private.unreleased(text[], text[]) is
     'The subjects of charged (a chunk''s or a chat message''s charged_subjects) whose key is not '
     'among released (exo_private.released_keys): empty when the chunk or message may be shown.';
 
+-- exo_private.window_charges: the charged chunks each extraction window overlaps.
+-- A view, not a function: the planner inlines it into the walks that ask it of every relation
+-- they read (exo_private.related_entities, typed_neighbours), a probe of the window and one of
+-- its document's charged chunks (chunks_charged_document_idx) each; a function call per relation
+-- cost three times as much (a million chunks: 36 against 11 us). The walks ask it in a
+-- `not exists (... offset 0)`: the fence keeps the planner from its alternative of hashing every
+-- row of the view once (each charged chunk's windows: 700 ms at a million chunks, the list of
+-- hidden windows over again) when it expects many relations to be read, as for a hub.
+create or replace view exo_private.window_charges with (security_invoker = true) as
+select w.id as window_id, c.id as chunk_id, c.charged_subjects
+from exo_private.extraction_windows w
+join exo_private.chunks c
+  on c.workspace = w.workspace and c.document_id = w.document_id
+ and c.char_start < w.char_end and c.char_end > w.char_start
+where c.charged_subjects <> '{}';
+comment on view exo_private.window_charges is
+    'Each extraction window with every charged chunk it overlaps and that chunk''s charged subjects: '
+    'a mention without a chunk, and any relation, of a window is withheld while one of them is '
+    '(exo_private.unreleased of its subjects not empty): window_withheld, and the graph and path '
+    'stages'' walks.';
+
 -- exo_private.window_withheld: why a mention without a chunk may not be shown.
 create or replace function exo_private.window_withheld(p_window bigint, released text[])
 returns text[]
@@ -160,13 +181,9 @@ set search_path = exo_private, pg_temp
 as $$
     -- The name was in no single chunk of the window: every chunk the window overlaps counts.
     select coalesce(array_agg(distinct s order by s), '{}')
-    from exo_private.extraction_windows w
-    join exo_private.chunks c
-      on c.workspace = w.workspace and c.document_id = w.document_id
-     and c.char_start < w.char_end and c.char_end > w.char_start
-     and c.charged_subjects <> '{}'
-    cross join lateral unnest(exo_private.unreleased(c.charged_subjects, released)) s
-    where w.id = p_window
+    from exo_private.window_charges x
+    cross join lateral unnest(exo_private.unreleased(x.charged_subjects, released)) s
+    where x.window_id = p_window
 $$;
 comment on function exo_private.window_withheld(bigint, text[]) is
     'The closed charged subjects of the chunks an extraction window overlaps: what keeps a mention '
@@ -257,28 +274,24 @@ create or replace trigger chunks_tally_charges_update
     for each row when (old.charged_subjects <> '{}' or new.charged_subjects <> '{}')
     execute function exo_private.tally_charges();
 
--- exo_private.hidden_windows: the extraction windows of a workspace a search walks no relation of.
-create or replace function exo_private.hidden_windows(p_workspace text, p_released text[])
-returns bigint[]
+-- exo_private.withholds_windows: whether a search withholds any extraction window of a workspace.
+create or replace function exo_private.withholds_windows(p_workspace text, p_released text[])
+returns boolean
 language sql stable
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-    -- A relation is evidence of its window: one whose window overlaps a chunk the search
-    -- withholds (p_released: the keys it releases, exo_private.stage_sql's released; null: all) is
-    -- not walked, or the graph would tell what withheld text relates.
-    select coalesce(array_agg(distinct w.id), '{}')
-    from exo_private.chunks c
-    join exo_private.extraction_windows w
-      on w.workspace = c.workspace and w.document_id = c.document_id
-     and c.char_start < w.char_end and c.char_end > w.char_start
-    where p_released is not null and c.workspace = p_workspace and c.charged_subjects <> '{}'
-      and exo_private.unreleased(c.charged_subjects, p_released) <> '{}'
+    -- Only a window overlapping a chunk the search withholds is (exo_private.window_charges):
+    -- where the workspace holds none, a walk judges no window.
+    select p_released is not null and exists (
+        select 1 from exo_private.chunks c
+        where c.workspace = p_workspace and c.charged_subjects <> '{}'
+          and exo_private.unreleased(c.charged_subjects, p_released) <> '{}')
 $$;
-comment on function exo_private.hidden_windows(text, text[]) is
-    'The extraction windows of p_workspace that overlap a chunk charged for a subject whose key is not '
-    'among p_released (null: every subject released, none hidden): the path stage walks no relation '
-    'of them (the graph stage asks the same of each relation it walks: related_entities).';
+comment on function exo_private.withholds_windows(text, text[]) is
+    'Whether p_workspace holds a chunk charged for a subject whose key is not among p_released (null: '
+    'every subject released): where it holds none, no extraction window of it overlaps one '
+    '(exo_private.window_charges), and the graph and path stages judge none.';
 
 -- exo_private.hidden_entities: the entities of a workspace that are subjects a search leaves closed.
 create or replace function exo_private.hidden_entities(p_workspace text, p_released text[])
@@ -313,14 +326,11 @@ as $$
     -- another in thousands of windows, costs p_per_node rows per level.
     with recursive judged as materialized (
         -- A relation is evidence of its extraction window: where the workspace holds a chunk
-        -- charged for a subject p_released leaves closed, a pair is walked only through a
-        -- relation whose window overlaps no such chunk (exo_private.hidden_windows' rule, asked
-        -- of the pairs walked: a few probes each, not every charged chunk a search).
-        select p_released is not null and exists (
-            select 1 from exo_private.chunks c
-            where c.workspace = (select e.workspace from exo_private.entities e where e.id = p_entity)
-              and c.charged_subjects <> '{}' and exo_private.unreleased(c.charged_subjects, p_released) <> '{}'
-        ) as windows
+        -- the search withholds, a pair is walked only through a relation whose window overlaps
+        -- none (exo_private.window_charges, asked of the pairs walked).
+        select exo_private.withholds_windows(e.workspace, p_released) as windows
+        from exo_private.entities e
+        where e.id = p_entity
     ), walk (entity_id, depth) as (
         select p_entity, 0
         union
@@ -336,17 +346,9 @@ as $$
                   from (values (w.entity_id, x.neighbour_id), (x.neighbour_id, w.entity_id)) p (s, o)
                   join exo_private.relations r on r.subject_id = p.s and r.object_id = p.o
                   where not exists (
-                      -- the document's charged chunks first (most documents have none), then
-                      -- whether one overlaps the relation's window
-                      select 1
-                      from exo_private.chunks c
-                      where c.workspace = r.workspace and c.document_id = r.document_id
-                        and c.charged_subjects <> '{}'
-                        and exo_private.unreleased(c.charged_subjects, p_released) <> '{}'
-                        and exists (
-                            select 1 from exo_private.extraction_windows ew
-                            where ew.id = r.window_id
-                              and c.char_start < ew.char_end and c.char_end > ew.char_start))))
+                      select 1 from exo_private.window_charges k
+                      where k.window_id = r.window_id
+                        and exo_private.unreleased(k.charged_subjects, p_released) <> '{}' offset 0)))
             order by x.neighbour_id
             limit greatest(1, least(coalesce(p_per_node, 50), 1000))
         ) nb

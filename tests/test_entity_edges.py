@@ -13,6 +13,8 @@ import random
 import pytest
 from support.graph import add_document, generation, merge, person, rel
 
+from exocortex.ops.migrate import migrate
+
 COUNTED = """
 select e.a, e.b, count(*)::int
 from exo_private.relations r
@@ -165,3 +167,28 @@ def test_the_walk_equals_a_walk_over_the_relation_rows(db, seed):
                     )
         # the hidden windows changed some walk: the rule was exercised, not only the plain walk
         assert walked_hidden
+
+
+def test_relations_written_while_the_triggers_are_missing_are_counted_when_they_are_made(cfg, db):
+    """Migration 0103 counted the edges in its own transaction and migrate made the triggers that
+    keep them in a later one (sql/300_graph.sql): a relation a worker wrote between the two was
+    never counted. 0104 drops the triggers of a database migrated so, and sql/300_graph.sql, where
+    they do not exist, counts the edges again in the transaction that makes them."""
+    with db.connect("exo_writer") as conn:
+        doc = add_document(conn, "technical", ["Ada and Ben.", "Ben, Cy and Ada."], [(0, 0), (1, 1)])
+        names = [person(n) for n in ("Ada", "Ben", "Cy")]
+        merge(conn, doc.windows[0], names, [rel("Ada", "knows", "Ben")])
+        assert len(assert_exact(conn)) == 2
+    with db.connect() as admin:
+        for event in ("insert", "delete", "update"):
+            admin.execute(f"drop trigger relations_count_edges_{event} on exo_private.relations")
+    with db.connect("exo_writer") as conn:
+        # the worker, between the migration and the sql files
+        merge(conn, doc.windows[1], names, [rel("Ben", "met", "Cy"), rel("Ada", "met", "Cy")])
+        assert conn.execute(HELD).fetchall() != conn.execute(COUNTED).fetchall()
+    migrate(cfg, db.url(), schedule=False)
+    with db.connect("exo_writer") as conn:
+        assert len(assert_exact(conn)) == 6
+        # and the triggers keep them again
+        merge(conn, doc.windows[1], names, [rel("Cy", "knows", "Ada")])
+        assert sorted(n for _a, _b, n in assert_exact(conn)) == [1, 1, 1, 1, 2, 2]

@@ -1,0 +1,172 @@
+"""The path stage's walk (issue 32): exo_private.typed_neighbours returns what a walk over the raw
+relation rows returns (worked out here in Python, by the rules of its comment) on generated graphs
+whose relations repeat over windows, some of which overlap a withheld chunk, and around a hub that
+holds most relations of a kind; and the path stage never walks a relation whose window overlaps a
+chunk the search withholds, while a search that releases it does."""
+
+from __future__ import annotations
+
+import random
+import re
+from datetime import date
+
+import psycopg
+import pytest
+from support.graph import add_document, generation, merge, person, rel
+
+from exocortex.plpy.relation_paths import family_pattern
+
+PREDICATES = ["IS_FRIENDS_WITH", "IS_A_MEMBER_OF", "KNOWS", "IS_MARRIED_TO", "VISITED"]
+
+
+def reference_neighbours(rows, hidden_windows, hidden_entities, entity, pattern, limit):
+    """typed_neighbours by its comment, from relation rows (id, subject, object, predicate, window):
+    the other end of every relation of the entity (either direction) whose predicate matches, not
+    the entity itself, never along a relation of a hidden window nor to a hidden entity; lowest
+    neighbour ids first (then relation ids), at most limit."""
+    found = []
+    for rid, s, o, p, w in rows:
+        if entity not in (s, o) or s == o or not re.search(pattern, p) or w in hidden_windows:
+            continue
+        other = o if s == entity else s
+        if other not in hidden_entities:
+            found.append((other, rid))
+    return sorted(found)[:limit]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_neighbours_equal_those_of_the_relation_rows(db, seed):
+    rnd = random.Random(seed)
+    with db.connect("exo_writer") as conn:
+        gen = generation(conn, "personal")
+        entities = [
+            row[0]
+            for row in conn.execute(
+                """insert into exo_private.entities (workspace, generation, type, canonical_key, name)
+                   select 'personal', %s, 'Person', 'hop ' || i, 'Hop ' || i from generate_series(1, 30) i
+                   returning id""",
+                (gen,),
+            )
+        ]
+        # three documents of four chunks, a window per chunk and one over the whole document; one
+        # chunk of each charged for a deferred subject, so the windows over it are withheld from a
+        # search that does not release it
+        windows = []
+        for d in range(3):
+            doc = add_document(
+                conn,
+                "personal",
+                [f"part {i} of {d}" for i in range(4)],
+                [(i, i) for i in range(4)] + [(0, 3)],
+            )
+            conn.execute(
+                "update exo_private.chunks set charged_subjects = '{Walter Rivera}' where id = %s",
+                (doc.chunks[d + 1],),
+            )
+            windows += [(doc.id, w) for w in doc.windows]
+        hidden_windows = {
+            row[0] for row in conn.execute(
+                """select w.id from exo_private.extraction_windows w
+                   join exo_private.chunks c on c.document_id = w.document_id and c.charged_subjects <> '{}'
+                    and c.char_start < w.char_end and c.char_end > w.char_start
+                   where w.workspace = 'personal'"""
+            )
+        }  # fmt: skip
+        assert 0 < len(hidden_windows) < len(windows)
+        # pairs repeated over windows and predicates, both directions, a few self-relations, and a
+        # hub that is the subject of most relations of one kind
+        rows = []
+        for _ in range(600):
+            hub = rnd.random() < 0.4
+            s = entities[0] if hub else rnd.choice(entities)
+            p = "IS_A_MEMBER_OF" if hub and rnd.random() < 0.7 else rnd.choice(PREDICATES)
+            rows.append((s, rnd.choice(entities), p, *rnd.choice(windows)))
+        conn.execute(
+            """insert into exo_private.relations
+                   (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id)
+               select 'personal', %s, s, o, lower(p), p, w, d
+               from unnest(%s::bigint[], %s::bigint[], %s::text[], %s::bigint[], %s::bigint[]) x (s, o, p, d, w)
+               on conflict do nothing""",
+            (gen, *([r[i] for r in rows] for i in range(5))),
+        )
+        stored = conn.execute(
+            "select id, subject_id, object_id, predicate, window_id from exo_private.relations "
+            "where workspace = 'personal'"
+        ).fetchall()
+        key = conn.execute("select exo_private.canonical_key('Walter Rivera')").fetchone()[0]
+        hidden_entity = rnd.choice(entities[1:])
+        patterns = [family_pattern(["MEMBER_OF"]), family_pattern(["FRIEND_OF", "SPOUSE_OF"]), "^VISITED$"]
+        walked_hidden = False
+        for entity in [entities[0], *rnd.sample(entities[1:], 4)]:
+            for pattern in patterns:
+                for limit in (1, 3, 50):
+                    for released, hidden, hidden_ents in (
+                        (None, set(), []),
+                        ([], hidden_windows, []),
+                        ([key], set(), []),
+                        ([], hidden_windows, [hidden_entity]),
+                    ):
+                        got = conn.execute(
+                            "select entity_id, relation_id from exo_private.typed_neighbours(%s, %s, %s, %s, %s)",
+                            (entity, pattern, limit, released, hidden_ents),
+                        ).fetchall()
+                        want = reference_neighbours(stored, hidden, set(hidden_ents), entity, pattern, limit)
+                        assert got == want, (entity, pattern, limit, released, hidden_ents)
+                        walked_hidden |= bool(hidden) and got != reference_neighbours(
+                            stored, set(), set(), entity, pattern, limit
+                        )
+        # the withheld windows changed some walk: the rule was exercised, not only the plain walk
+        assert walked_hidden
+
+
+def test_the_path_stage_walks_no_relation_of_a_window_over_a_withheld_chunk(db):
+    with db.connect("exo_writer") as conn:
+        # Nia's sister is Ode (a window of its own); Ode's husband is Rex, told in a window over a
+        # chunk that names no one and one charged for Walter Rivera, whose own words are elsewhere
+        kin = add_document(conn, "personal", ["Nia Brook is the sister of Ode Brook."])
+        merge(
+            conn,
+            kin.windows[0],
+            [person("Nia Brook"), person("Ode Brook")],
+            [rel("Nia Brook", "sister of", "Ode Brook")],
+        )
+        note = add_document(conn, "personal", ["Ode Brook married Rex Hale in June.", "Walter was not well."])
+        conn.execute(
+            "update exo_private.chunks set charged_subjects = '{Walter Rivera}' where id = %s",
+            (note.chunks[1],),
+        )
+        merge(
+            conn,
+            note.windows[0],
+            [person("Ode Brook"), person("Rex Hale")],
+            [rel("Ode Brook", "married", "Rex Hale")],
+        )
+        (nia,) = conn.execute("select id from exo_private.entities where name = 'Nia Brook'").fetchone()
+        key = conn.execute("select exo_private.canonical_key('Walter Rivera')").fetchone()[0]
+        # "Who is the brother-in-law of Nia Brook?": a sibling, then their spouse
+        hops = [family_pattern(["SIBLING_OF", "SPOUSE_OF"])] * 2
+        text = conn.execute("select exo_private.stage_sql('path', 'personal', released => true)").fetchone()[
+            0
+        ]
+        conn.execute(f"prepare path (bigint[], text[], date, int, text[], text[], int) as {text}")
+
+        def walked(released):
+            rows = (
+                psycopg.ClientCursor(conn)
+                .execute(  # EXECUTE's arguments written as literals
+                    "execute path (%s, %s, %s, 30, %s, %s, 50)",
+                    ([nia], ["current", "recent", "archival"], date.today(), released, hops),
+                )
+                .fetchall()
+            )
+            return {r[0]: r[3] for r in rows}
+
+        # released: every subject, or Walter Rivera's; the walk reaches Rex through the note's window
+        # and cites both its chunks
+        for released in (None, [key]):
+            cited = walked(released)
+            assert set(cited) == {kin.chunks[0], *note.chunks}
+            assert cited[note.chunks[0]] == "Ode Brook MARRIED Rex Hale"
+        # released nothing: the open chunk could be shown, but the relation is evidence of a window
+        # over a withheld one, and is not walked
+        assert walked([]) == {kin.chunks[0]: "Nia Brook SISTER_OF Ode Brook"}
