@@ -65,6 +65,7 @@ from exocortex.db import admin_url, connect, role_url
 from exocortex.models import services
 from exocortex.ops.migrate import migrate, scratch_database
 from exocortex.plpy import model_client as client
+from exocortex.plpy import relation_paths
 from exocortex.plpy.model_client import Endpoint
 from tests.support import plpy
 from tests.support.models import free_ports
@@ -81,7 +82,7 @@ COLD_SESSIONS = 3
 BIG_TABLE_ROWS = 10_000
 #: (packet.max_chunks, packet.excerpt_chars) tried in a rolled-back transaction; the first is the default.
 PACKET_VARIANTS = ((8, 600), (6, 400), (5, 300), (4, 300), (3, 240))
-STAGES = ("identifier", "lexical", "dated", "entity", "document", "graph", "semantic")
+STAGES = ("identifier", "lexical", "dated", "entity", "document", "graph", "path", "semantic")
 REPORT_STAGES = ("exact", "lexical", "capsules", "graph", "semantic")
 TIMINGS = ("temporal", "query_analysis", "embed_query", "stages", "archive_probe", "pool", "rerank", "total")
 PLANS_DIR = Path(tempfile.gettempdir())
@@ -448,6 +449,15 @@ def stage_params(admin: psycopg.Connection, info: CorpusInfo, ws: str, embed: Ca
         f"select max(written_at) from exo_private.chunks_{ws} where band = 'current' and written_at <= %s",
         (info.as_of,),
     ).fetchone()
+    # The path stage from the hub, two hops: the two relation families most relations of the
+    # workspace state (relation_paths.predicate_family), the most common first.
+    families: dict[str, int] = {}
+    for predicate, n in admin.execute(
+        "select predicate, count(*) from exo_private.relations where workspace = %s group by 1", (ws,)
+    ).fetchall():
+        if found := relation_paths.predicate_family(predicate):
+            families[found[0]] = families.get(found[0], 0) + n
+    hops = sorted(families, key=families.get, reverse=True)[:2]
     semantic = next(q for q, w, _t in info.semantic_queries if w == ws)
     (vector,) = embed([semantic])
     vector_text = "[" + ",".join(repr(float(x)) for x in vector) + "]"
@@ -469,6 +479,11 @@ def stage_params(admin: psycopg.Connection, info: CorpusInfo, ws: str, embed: Ca
             ["bigint[]", *base, "int", "int"],
             [entity_ids, *common, 2, 50],
             f"from {name!r}, depth 2, 50/node",
+        ),
+        "path": (
+            ["bigint[]", *base, "text[]", "int"],
+            [[info.owner_entities[ws]], *common, [relation_paths.family_pattern([f]) for f in hops], 50],
+            f"from {info.owner!r} (the hub), hops {', '.join(hops)}, 50/node",
         ),
         "semantic": (["text", *base], [vector_text, *common], f"vector of {semantic!r}"),
     }
