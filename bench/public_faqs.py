@@ -203,6 +203,8 @@ def report(results: list[Result], k: int, show: int) -> None:
         f"  packet misses: {sum(r.cited for r in missed)} of {len(missed)} cite a chunk that holds the answer "
         f"(the excerpt shows another part); BM25@{k} holds {sum(r.held['bm25'] for r in missed)} of them"
     )
+    for r in missed[:show]:
+        print(f"    [{r.pair.faq}] {r.pair.question}  -- cited {r.cited}, bm25 {r.held['bm25']}")
     print('\n"nothing answers" said by the packet (the baselines never say it):')
     for kind in KINDS:
         rs = [r for r in results if r.kind == kind]

@@ -4455,25 +4455,25 @@ def answer_check(
     far=0.0,
     names_written=False,
 ):
-    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
-    by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that names no one (`names_known`, or a name it writes that the
-    memory may not know: `names_written`), and none holds half its words (one on another subject,
-    whatever everyday words it shares with the memory: a question naming a person is far from the
-    chats that answer it, "Which mountain did John climb in Perthshire?" 0.13, and so is a bag of a
-    message's rarer words from its window); else unless what the question asks about (`asked`, the
-    words of asked_phrase) has a word no passage open to the search uses while its other words are used
-    by none either, or never in one passage (held_together(words) -> bool: "library card number"
-    where "card" is nowhere and "library" and "number" only apart); or the question asks about a
-    word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is), or
-    two or more words used by none outweigh the rest (outweighed) in a question that names no one
-    and nothing the memory knows (`names_known`: "Who is the author of the novel Mia loved?" is
-    about Mia, in other words than hers):
+    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
+    what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
+    the embedding rerank ran); nothing does when none comes within `far` of a question of FAR_WORDS
+    content words or more that names no one (`names_known`, or a name it writes that the memory may
+    not know: `names_written`), and none holds half of what its words weigh (weighted_coverage: one
+    on another subject, whatever everyday words it shares with the memory: a question naming a
+    person is far from the chats that answer it, "Which mountain did John climb in Perthshire?"
+    0.13, and so is a bag of a message's rarer words from its window); else unless what the question
+    asks about (`asked`, the words of asked_phrase) has a word no passage open to the search uses
+    while its other words are used by none either, or never in one passage (held_together(words) ->
+    bool: "library card number" where "card" is nowhere and "library" and "number" only apart); or
+    the question asks about a word none uses while every word it does find is a common one
+    (COMMON_WORD_CHUNKS), or most of the words it asks about are used by none ("car insurance
+    premium" where only "car" is), or two or more words used by none outweigh the rest (outweighed)
+    in a question that names no one and nothing the memory knows (`names_known`: "Who is the author
+    of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
-    paraphrase ("gift" for a message that says "present") still answers through its other words;
-    so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
+    paraphrase ("gift" for a message that says "present") still answers through its other words; so
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -4488,7 +4488,7 @@ def answer_check(
         and max(sims) < far
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
-        and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
+        and 2 * max(weighted_coverage(c.get("body") or "", uses) for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
@@ -4520,6 +4520,18 @@ def word_weight(chunks_holding):
     to COMMON_WORD_CHUNKS): BM25's inverse document frequency over that count, so a word no passage
     uses weighs most and a common one least."""
     return math.log(1 + COMMON_WORD_CHUNKS / (chunks_holding + 0.5))
+
+def weighted_coverage(body, uses):
+    """The share of what the question's words weigh (word_weight of the chunks holding each, `uses`
+    as answer_check's) that `body` holds, by stems(): a passage that holds only a question's
+    everyday words ("perform", "case", "search" of "How do I perform a case-insensitive search?")
+    holds little of what it asks about, however many of its words that is."""
+    weights = {w: word_weight(n) for w, n in uses.items()}
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    held = stems(body)
+    return sum(weight for w, weight in weights.items() if w[:5] in held) / total
 
 def outweighed(uses, absent):
     """Whether the words no passage uses carry most of what the question's words weigh, and are
@@ -7075,25 +7087,25 @@ def answer_check(
     far=0.0,
     names_written=False,
 ):
-    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
-    by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that names no one (`names_known`, or a name it writes that the
-    memory may not know: `names_written`), and none holds half its words (one on another subject,
-    whatever everyday words it shares with the memory: a question naming a person is far from the
-    chats that answer it, "Which mountain did John climb in Perthshire?" 0.13, and so is a bag of a
-    message's rarer words from its window); else unless what the question asks about (`asked`, the
-    words of asked_phrase) has a word no passage open to the search uses while its other words are used
-    by none either, or never in one passage (held_together(words) -> bool: "library card number"
-    where "card" is nowhere and "library" and "number" only apart); or the question asks about a
-    word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is), or
-    two or more words used by none outweigh the rest (outweighed) in a question that names no one
-    and nothing the memory knows (`names_known`: "Who is the author of the novel Mia loved?" is
-    about Mia, in other words than hers):
+    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
+    what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
+    the embedding rerank ran); nothing does when none comes within `far` of a question of FAR_WORDS
+    content words or more that names no one (`names_known`, or a name it writes that the memory may
+    not know: `names_written`), and none holds half of what its words weigh (weighted_coverage: one
+    on another subject, whatever everyday words it shares with the memory: a question naming a
+    person is far from the chats that answer it, "Which mountain did John climb in Perthshire?"
+    0.13, and so is a bag of a message's rarer words from its window); else unless what the question
+    asks about (`asked`, the words of asked_phrase) has a word no passage open to the search uses
+    while its other words are used by none either, or never in one passage (held_together(words) ->
+    bool: "library card number" where "card" is nowhere and "library" and "number" only apart); or
+    the question asks about a word none uses while every word it does find is a common one
+    (COMMON_WORD_CHUNKS), or most of the words it asks about are used by none ("car insurance
+    premium" where only "car" is), or two or more words used by none outweigh the rest (outweighed)
+    in a question that names no one and nothing the memory knows (`names_known`: "Who is the author
+    of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
-    paraphrase ("gift" for a message that says "present") still answers through its other words;
-    so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
+    paraphrase ("gift" for a message that says "present") still answers through its other words; so
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -7108,7 +7120,7 @@ def answer_check(
         and max(sims) < far
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
-        and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
+        and 2 * max(weighted_coverage(c.get("body") or "", uses) for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
@@ -7140,6 +7152,18 @@ def word_weight(chunks_holding):
     to COMMON_WORD_CHUNKS): BM25's inverse document frequency over that count, so a word no passage
     uses weighs most and a common one least."""
     return math.log(1 + COMMON_WORD_CHUNKS / (chunks_holding + 0.5))
+
+def weighted_coverage(body, uses):
+    """The share of what the question's words weigh (word_weight of the chunks holding each, `uses`
+    as answer_check's) that `body` holds, by stems(): a passage that holds only a question's
+    everyday words ("perform", "case", "search" of "How do I perform a case-insensitive search?")
+    holds little of what it asks about, however many of its words that is."""
+    weights = {w: word_weight(n) for w, n in uses.items()}
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    held = stems(body)
+    return sum(weight for w, weight in weights.items() if w[:5] in held) / total
 
 def outweighed(uses, absent):
     """Whether the words no passage uses carry most of what the question's words weigh, and are
@@ -9137,25 +9161,25 @@ def answer_check(
     far=0.0,
     names_written=False,
 ):
-    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
-    by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that names no one (`names_known`, or a name it writes that the
-    memory may not know: `names_written`), and none holds half its words (one on another subject,
-    whatever everyday words it shares with the memory: a question naming a person is far from the
-    chats that answer it, "Which mountain did John climb in Perthshire?" 0.13, and so is a bag of a
-    message's rarer words from its window); else unless what the question asks about (`asked`, the
-    words of asked_phrase) has a word no passage open to the search uses while its other words are used
-    by none either, or never in one passage (held_together(words) -> bool: "library card number"
-    where "card" is nowhere and "library" and "number" only apart); or the question asks about a
-    word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is), or
-    two or more words used by none outweigh the rest (outweighed) in a question that names no one
-    and nothing the memory knows (`names_known`: "Who is the author of the novel Mia loved?" is
-    about Mia, in other words than hers):
+    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
+    what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
+    the embedding rerank ran); nothing does when none comes within `far` of a question of FAR_WORDS
+    content words or more that names no one (`names_known`, or a name it writes that the memory may
+    not know: `names_written`), and none holds half of what its words weigh (weighted_coverage: one
+    on another subject, whatever everyday words it shares with the memory: a question naming a
+    person is far from the chats that answer it, "Which mountain did John climb in Perthshire?"
+    0.13, and so is a bag of a message's rarer words from its window); else unless what the question
+    asks about (`asked`, the words of asked_phrase) has a word no passage open to the search uses
+    while its other words are used by none either, or never in one passage (held_together(words) ->
+    bool: "library card number" where "card" is nowhere and "library" and "number" only apart); or
+    the question asks about a word none uses while every word it does find is a common one
+    (COMMON_WORD_CHUNKS), or most of the words it asks about are used by none ("car insurance
+    premium" where only "car" is), or two or more words used by none outweigh the rest (outweighed)
+    in a question that names no one and nothing the memory knows (`names_known`: "Who is the author
+    of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
-    paraphrase ("gift" for a message that says "present") still answers through its other words;
-    so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
+    paraphrase ("gift" for a message that says "present") still answers through its other words; so
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -9170,7 +9194,7 @@ def answer_check(
         and max(sims) < far
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
-        and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
+        and 2 * max(weighted_coverage(c.get("body") or "", uses) for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
@@ -9202,6 +9226,18 @@ def word_weight(chunks_holding):
     to COMMON_WORD_CHUNKS): BM25's inverse document frequency over that count, so a word no passage
     uses weighs most and a common one least."""
     return math.log(1 + COMMON_WORD_CHUNKS / (chunks_holding + 0.5))
+
+def weighted_coverage(body, uses):
+    """The share of what the question's words weigh (word_weight of the chunks holding each, `uses`
+    as answer_check's) that `body` holds, by stems(): a passage that holds only a question's
+    everyday words ("perform", "case", "search" of "How do I perform a case-insensitive search?")
+    holds little of what it asks about, however many of its words that is."""
+    weights = {w: word_weight(n) for w, n in uses.items()}
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    held = stems(body)
+    return sum(weight for w, weight in weights.items() if w[:5] in held) / total
 
 def outweighed(uses, absent):
     """Whether the words no passage uses carry most of what the question's words weigh, and are
@@ -11674,25 +11710,25 @@ def answer_check(
     far=0.0,
     names_written=False,
 ):
-    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
-    by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that names no one (`names_known`, or a name it writes that the
-    memory may not know: `names_written`), and none holds half its words (one on another subject,
-    whatever everyday words it shares with the memory: a question naming a person is far from the
-    chats that answer it, "Which mountain did John climb in Perthshire?" 0.13, and so is a bag of a
-    message's rarer words from its window); else unless what the question asks about (`asked`, the
-    words of asked_phrase) has a word no passage open to the search uses while its other words are used
-    by none either, or never in one passage (held_together(words) -> bool: "library card number"
-    where "card" is nowhere and "library" and "number" only apart); or the question asks about a
-    word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is), or
-    two or more words used by none outweigh the rest (outweighed) in a question that names no one
-    and nothing the memory knows (`names_known`: "Who is the author of the novel Mia loved?" is
-    about Mia, in other words than hers):
+    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
+    what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
+    the embedding rerank ran); nothing does when none comes within `far` of a question of FAR_WORDS
+    content words or more that names no one (`names_known`, or a name it writes that the memory may
+    not know: `names_written`), and none holds half of what its words weigh (weighted_coverage: one
+    on another subject, whatever everyday words it shares with the memory: a question naming a
+    person is far from the chats that answer it, "Which mountain did John climb in Perthshire?"
+    0.13, and so is a bag of a message's rarer words from its window); else unless what the question
+    asks about (`asked`, the words of asked_phrase) has a word no passage open to the search uses
+    while its other words are used by none either, or never in one passage (held_together(words) ->
+    bool: "library card number" where "card" is nowhere and "library" and "number" only apart); or
+    the question asks about a word none uses while every word it does find is a common one
+    (COMMON_WORD_CHUNKS), or most of the words it asks about are used by none ("car insurance
+    premium" where only "car" is), or two or more words used by none outweigh the rest (outweighed)
+    in a question that names no one and nothing the memory knows (`names_known`: "Who is the author
+    of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
-    paraphrase ("gift" for a message that says "present") still answers through its other words;
-    so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
+    paraphrase ("gift" for a message that says "present") still answers through its other words; so
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -11707,7 +11743,7 @@ def answer_check(
         and max(sims) < far
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
-        and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
+        and 2 * max(weighted_coverage(c.get("body") or "", uses) for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
@@ -11739,6 +11775,18 @@ def word_weight(chunks_holding):
     to COMMON_WORD_CHUNKS): BM25's inverse document frequency over that count, so a word no passage
     uses weighs most and a common one least."""
     return math.log(1 + COMMON_WORD_CHUNKS / (chunks_holding + 0.5))
+
+def weighted_coverage(body, uses):
+    """The share of what the question's words weigh (word_weight of the chunks holding each, `uses`
+    as answer_check's) that `body` holds, by stems(): a passage that holds only a question's
+    everyday words ("perform", "case", "search" of "How do I perform a case-insensitive search?")
+    holds little of what it asks about, however many of its words that is."""
+    weights = {w: word_weight(n) for w, n in uses.items()}
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    held = stems(body)
+    return sum(weight for w, weight in weights.items() if w[:5] in held) / total
 
 def outweighed(uses, absent):
     """Whether the words no passage uses carry most of what the question's words weigh, and are
@@ -13301,25 +13349,25 @@ def answer_check(
     far=0.0,
     names_written=False,
 ):
-    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
-    by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that names no one (`names_known`, or a name it writes that the
-    memory may not know: `names_written`), and none holds half its words (one on another subject,
-    whatever everyday words it shares with the memory: a question naming a person is far from the
-    chats that answer it, "Which mountain did John climb in Perthshire?" 0.13, and so is a bag of a
-    message's rarer words from its window); else unless what the question asks about (`asked`, the
-    words of asked_phrase) has a word no passage open to the search uses while its other words are used
-    by none either, or never in one passage (held_together(words) -> bool: "library card number"
-    where "card" is nowhere and "library" and "number" only apart); or the question asks about a
-    word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is), or
-    two or more words used by none outweigh the rest (outweighed) in a question that names no one
-    and nothing the memory knows (`names_known`: "Who is the author of the novel Mia loved?" is
-    about Mia, in other words than hers):
+    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
+    what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
+    the embedding rerank ran); nothing does when none comes within `far` of a question of FAR_WORDS
+    content words or more that names no one (`names_known`, or a name it writes that the memory may
+    not know: `names_written`), and none holds half of what its words weigh (weighted_coverage: one
+    on another subject, whatever everyday words it shares with the memory: a question naming a
+    person is far from the chats that answer it, "Which mountain did John climb in Perthshire?"
+    0.13, and so is a bag of a message's rarer words from its window); else unless what the question
+    asks about (`asked`, the words of asked_phrase) has a word no passage open to the search uses
+    while its other words are used by none either, or never in one passage (held_together(words) ->
+    bool: "library card number" where "card" is nowhere and "library" and "number" only apart); or
+    the question asks about a word none uses while every word it does find is a common one
+    (COMMON_WORD_CHUNKS), or most of the words it asks about are used by none ("car insurance
+    premium" where only "car" is), or two or more words used by none outweigh the rest (outweighed)
+    in a question that names no one and nothing the memory knows (`names_known`: "Who is the author
+    of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
-    paraphrase ("gift" for a message that says "present") still answers through its other words;
-    so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
+    paraphrase ("gift" for a message that says "present") still answers through its other words; so
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -13334,7 +13382,7 @@ def answer_check(
         and max(sims) < far
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
-        and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
+        and 2 * max(weighted_coverage(c.get("body") or "", uses) for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
@@ -13366,6 +13414,18 @@ def word_weight(chunks_holding):
     to COMMON_WORD_CHUNKS): BM25's inverse document frequency over that count, so a word no passage
     uses weighs most and a common one least."""
     return math.log(1 + COMMON_WORD_CHUNKS / (chunks_holding + 0.5))
+
+def weighted_coverage(body, uses):
+    """The share of what the question's words weigh (word_weight of the chunks holding each, `uses`
+    as answer_check's) that `body` holds, by stems(): a passage that holds only a question's
+    everyday words ("perform", "case", "search" of "How do I perform a case-insensitive search?")
+    holds little of what it asks about, however many of its words that is."""
+    weights = {w: word_weight(n) for w, n in uses.items()}
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    held = stems(body)
+    return sum(weight for w, weight in weights.items() if w[:5] in held) / total
 
 def outweighed(uses, absent):
     """Whether the words no passage uses carry most of what the question's words weigh, and are
@@ -15544,25 +15604,25 @@ def answer_check(
     far=0.0,
     names_written=False,
 ):
-    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
-    by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that names no one (`names_known`, or a name it writes that the
-    memory may not know: `names_written`), and none holds half its words (one on another subject,
-    whatever everyday words it shares with the memory: a question naming a person is far from the
-    chats that answer it, "Which mountain did John climb in Perthshire?" 0.13, and so is a bag of a
-    message's rarer words from its window); else unless what the question asks about (`asked`, the
-    words of asked_phrase) has a word no passage open to the search uses while its other words are used
-    by none either, or never in one passage (held_together(words) -> bool: "library card number"
-    where "card" is nowhere and "library" and "number" only apart); or the question asks about a
-    word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is), or
-    two or more words used by none outweigh the rest (outweighed) in a question that names no one
-    and nothing the memory knows (`names_known`: "Who is the author of the novel Mia loved?" is
-    about Mia, in other words than hers):
+    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
+    what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
+    the embedding rerank ran); nothing does when none comes within `far` of a question of FAR_WORDS
+    content words or more that names no one (`names_known`, or a name it writes that the memory may
+    not know: `names_written`), and none holds half of what its words weigh (weighted_coverage: one
+    on another subject, whatever everyday words it shares with the memory: a question naming a
+    person is far from the chats that answer it, "Which mountain did John climb in Perthshire?"
+    0.13, and so is a bag of a message's rarer words from its window); else unless what the question
+    asks about (`asked`, the words of asked_phrase) has a word no passage open to the search uses
+    while its other words are used by none either, or never in one passage (held_together(words) ->
+    bool: "library card number" where "card" is nowhere and "library" and "number" only apart); or
+    the question asks about a word none uses while every word it does find is a common one
+    (COMMON_WORD_CHUNKS), or most of the words it asks about are used by none ("car insurance
+    premium" where only "car" is), or two or more words used by none outweigh the rest (outweighed)
+    in a question that names no one and nothing the memory knows (`names_known`: "Who is the author
+    of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
-    paraphrase ("gift" for a message that says "present") still answers through its other words;
-    so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
+    paraphrase ("gift" for a message that says "present") still answers through its other words; so
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -15577,7 +15637,7 @@ def answer_check(
         and max(sims) < far
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
-        and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
+        and 2 * max(weighted_coverage(c.get("body") or "", uses) for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
@@ -15609,6 +15669,18 @@ def word_weight(chunks_holding):
     to COMMON_WORD_CHUNKS): BM25's inverse document frequency over that count, so a word no passage
     uses weighs most and a common one least."""
     return math.log(1 + COMMON_WORD_CHUNKS / (chunks_holding + 0.5))
+
+def weighted_coverage(body, uses):
+    """The share of what the question's words weigh (word_weight of the chunks holding each, `uses`
+    as answer_check's) that `body` holds, by stems(): a passage that holds only a question's
+    everyday words ("perform", "case", "search" of "How do I perform a case-insensitive search?")
+    holds little of what it asks about, however many of its words that is."""
+    weights = {w: word_weight(n) for w, n in uses.items()}
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    held = stems(body)
+    return sum(weight for w, weight in weights.items() if w[:5] in held) / total
 
 def outweighed(uses, absent):
     """Whether the words no passage uses carry most of what the question's words weigh, and are
@@ -33793,25 +33865,25 @@ def answer_check(
     far=0.0,
     names_written=False,
 ):
-    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
-    by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that names no one (`names_known`, or a name it writes that the
-    memory may not know: `names_written`), and none holds half its words (one on another subject,
-    whatever everyday words it shares with the memory: a question naming a person is far from the
-    chats that answer it, "Which mountain did John climb in Perthshire?" 0.13, and so is a bag of a
-    message's rarer words from its window); else unless what the question asks about (`asked`, the
-    words of asked_phrase) has a word no passage open to the search uses while its other words are used
-    by none either, or never in one passage (held_together(words) -> bool: "library card number"
-    where "card" is nowhere and "library" and "number" only apart); or the question asks about a
-    word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is), or
-    two or more words used by none outweigh the rest (outweighed) in a question that names no one
-    and nothing the memory knows (`names_known`: "Who is the author of the novel Mia loved?" is
-    about Mia, in other words than hers):
+    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
+    what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
+    the embedding rerank ran); nothing does when none comes within `far` of a question of FAR_WORDS
+    content words or more that names no one (`names_known`, or a name it writes that the memory may
+    not know: `names_written`), and none holds half of what its words weigh (weighted_coverage: one
+    on another subject, whatever everyday words it shares with the memory: a question naming a
+    person is far from the chats that answer it, "Which mountain did John climb in Perthshire?"
+    0.13, and so is a bag of a message's rarer words from its window); else unless what the question
+    asks about (`asked`, the words of asked_phrase) has a word no passage open to the search uses
+    while its other words are used by none either, or never in one passage (held_together(words) ->
+    bool: "library card number" where "card" is nowhere and "library" and "number" only apart); or
+    the question asks about a word none uses while every word it does find is a common one
+    (COMMON_WORD_CHUNKS), or most of the words it asks about are used by none ("car insurance
+    premium" where only "car" is), or two or more words used by none outweigh the rest (outweighed)
+    in a question that names no one and nothing the memory knows (`names_known`: "Who is the author
+    of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
-    paraphrase ("gift" for a message that says "present") still answers through its other words;
-    so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
+    paraphrase ("gift" for a message that says "present") still answers through its other words; so
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -33826,7 +33898,7 @@ def answer_check(
         and max(sims) < far
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
-        and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
+        and 2 * max(weighted_coverage(c.get("body") or "", uses) for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
@@ -33858,6 +33930,18 @@ def word_weight(chunks_holding):
     to COMMON_WORD_CHUNKS): BM25's inverse document frequency over that count, so a word no passage
     uses weighs most and a common one least."""
     return math.log(1 + COMMON_WORD_CHUNKS / (chunks_holding + 0.5))
+
+def weighted_coverage(body, uses):
+    """The share of what the question's words weigh (word_weight of the chunks holding each, `uses`
+    as answer_check's) that `body` holds, by stems(): a passage that holds only a question's
+    everyday words ("perform", "case", "search" of "How do I perform a case-insensitive search?")
+    holds little of what it asks about, however many of its words that is."""
+    weights = {w: word_weight(n) for w, n in uses.items()}
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    held = stems(body)
+    return sum(weight for w, weight in weights.items() if w[:5] in held) / total
 
 def outweighed(uses, absent):
     """Whether the words no passage uses carry most of what the question's words weigh, and are
@@ -35735,25 +35819,25 @@ def answer_check(
     far=0.0,
     names_written=False,
 ):
-    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
-    by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); nothing does when none comes within `far` of a question of
-    FAR_WORDS content words or more that names no one (`names_known`, or a name it writes that the
-    memory may not know: `names_written`), and none holds half its words (one on another subject,
-    whatever everyday words it shares with the memory: a question naming a person is far from the
-    chats that answer it, "Which mountain did John climb in Perthshire?" 0.13, and so is a bag of a
-    message's rarer words from its window); else unless what the question asks about (`asked`, the
-    words of asked_phrase) has a word no passage open to the search uses while its other words are used
-    by none either, or never in one passage (held_together(words) -> bool: "library card number"
-    where "card" is nowhere and "library" and "number" only apart); or the question asks about a
-    word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is), or
-    two or more words used by none outweigh the rest (outweighed) in a question that names no one
-    and nothing the memory knows (`names_known`: "Who is the author of the novel Mia loved?" is
-    about Mia, in other words than hers):
+    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
+    what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
+    the embedding rerank ran); nothing does when none comes within `far` of a question of FAR_WORDS
+    content words or more that names no one (`names_known`, or a name it writes that the memory may
+    not know: `names_written`), and none holds half of what its words weigh (weighted_coverage: one
+    on another subject, whatever everyday words it shares with the memory: a question naming a
+    person is far from the chats that answer it, "Which mountain did John climb in Perthshire?"
+    0.13, and so is a bag of a message's rarer words from its window); else unless what the question
+    asks about (`asked`, the words of asked_phrase) has a word no passage open to the search uses
+    while its other words are used by none either, or never in one passage (held_together(words) ->
+    bool: "library card number" where "card" is nowhere and "library" and "number" only apart); or
+    the question asks about a word none uses while every word it does find is a common one
+    (COMMON_WORD_CHUNKS), or most of the words it asks about are used by none ("car insurance
+    premium" where only "car" is), or two or more words used by none outweigh the rest (outweighed)
+    in a question that names no one and nothing the memory knows (`names_known`: "Who is the author
+    of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
-    paraphrase ("gift" for a message that says "present") still answers through its other words;
-    so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
+    paraphrase ("gift" for a message that says "present") still answers through its other words; so
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -35768,7 +35852,7 @@ def answer_check(
         and max(sims) < far
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
-        and 2 * max(c.get("coverage") or 0.0 for c in candidates) < 1
+        and 2 * max(weighted_coverage(c.get("body") or "", uses) for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
@@ -35800,6 +35884,18 @@ def word_weight(chunks_holding):
     to COMMON_WORD_CHUNKS): BM25's inverse document frequency over that count, so a word no passage
     uses weighs most and a common one least."""
     return math.log(1 + COMMON_WORD_CHUNKS / (chunks_holding + 0.5))
+
+def weighted_coverage(body, uses):
+    """The share of what the question's words weigh (word_weight of the chunks holding each, `uses`
+    as answer_check's) that `body` holds, by stems(): a passage that holds only a question's
+    everyday words ("perform", "case", "search" of "How do I perform a case-insensitive search?")
+    holds little of what it asks about, however many of its words that is."""
+    weights = {w: word_weight(n) for w, n in uses.items()}
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    held = stems(body)
+    return sum(weight for w, weight in weights.items() if w[:5] in held) / total
 
 def outweighed(uses, absent):
     """Whether the words no passage uses carry most of what the question's words weigh, and are

@@ -1265,7 +1265,8 @@ def test_a_specific_word_in_memory_answers_and_no_candidate_does_not():
 
 def test_a_question_of_several_words_that_nothing_comes_near_in_meaning_is_answered_by_nothing():
     def check(sims, uses, far=0.3):
-        candidates = [_candidate(n, coverage=0.4) for n in sims]  # none holds half the words
+        # none holds half of what the words weigh: only "find" and "files", held by every chunk
+        candidates = [_candidate(n, body="To find files, look.") for n in sims]
         return search.answer_check(candidates, sims, 0.5, lambda: uses, far=far)
 
     # "Why won't lsof find all the open files in a directory?" of a memory that never explains lsof:
@@ -1277,8 +1278,14 @@ def test_a_question_of_several_words_that_nothing_comes_near_in_meaning_is_answe
     assert check({1: 0.28}, held, far=0.0)["found"] is True  # the setting's 0 turns the rule off
     # a bag of a message's rarer words ("solid team quite progress") is as far from its window,
     # which holds every one of them
-    bag = [_candidate(1, coverage=1.0), _candidate(2, coverage=0.25)]
+    bag = [_candidate(1, body="lsof: find open files in a directory."), _candidate(2, body="Open it.")]
     assert search.answer_check(bag, {1: 0.22, 2: 0.25}, 0.5, lambda: held, far=0.3)["found"] is True
+    # half the words, but only the everyday ones: "How do I perform a case-insensitive search?" of a
+    # memory that never tells it, where "perform", "case" and "search" are everywhere
+    case = {"perform": 20, "case": 20, "insensitive": 1, "search": 20}
+    everyday = [_candidate(1, body="In any case, perform the search again.", coverage=0.75)]
+    assert search.weighted_coverage(everyday[0]["body"], case) < 0.5 <= 3 / 4
+    assert search.answer_check(everyday, {1: 0.24}, 0.5, lambda: case, far=0.3)["found"] is False
     # a short question says too little for its similarity to count: "Where do I live?" is 0.21
     # from "I live in Bristol now."
     assert check({1: 0.21}, {"live": 4})["found"] is True
@@ -1288,16 +1295,14 @@ def test_a_question_of_several_words_that_nothing_comes_near_in_meaning_is_answe
     mountain = {"mountain": 2, "climb": 3, "perthshire": 1}
     assert check({1: 0.13}, mountain)["found"] is False
     named = search.answer_check(
-        [_candidate(1, coverage=0.4)], {1: 0.13}, 0.5, lambda: mountain, names_written=True, far=0.3
+        [_candidate(1)], {1: 0.13}, 0.5, lambda: mountain, names_written=True, far=0.3
     )
     assert named["found"] is True
     # whether the memory knows the name or not ("In which city did Emil hold the wedding?")
     assert search.written_names("In which city did Emil hold the wedding?") == {"emil"}
     assert search.written_names("Why doesn't lsof report VxFS link counts on HP-UX?") == {"vxfs"}
     # an exact match answers however far it is in meaning
-    dated = search.answer_check(
-        [_candidate(1, match="dated", coverage=0.4)], {1: 0.1}, 0.5, lambda: held, far=0.3
-    )
+    dated = search.answer_check([_candidate(1, match="dated")], {1: 0.1}, 0.5, lambda: held, far=0.3)
     assert dated["found"] is True
 
 
