@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from support.graph import add_document, generation, merge, person, rel
+from support.graph import add_document, add_relations, merge, person, rel, withheld_graph
 
 from exocortex.ops.migrate import migrate
 
@@ -92,55 +92,15 @@ def reference_walk(rows, hidden_windows, hidden_entities, start, depth, per_node
 def test_the_walk_equals_a_walk_over_the_relation_rows(db, seed):
     rnd = random.Random(seed)
     with db.connect("exo_writer") as conn:
-        gen = generation(conn, "personal")
-        entities = [
-            row[0]
-            for row in conn.execute(
-                """insert into exo_private.entities (workspace, generation, type, canonical_key, name)
-                   select 'personal', %s, 'Topic', 'walk ' || i, 'Walk ' || i from generate_series(1, 30) i
-                   returning id""",
-                (gen,),
-            )
-        ]
-        # three documents of four chunks, a window per chunk and one over the whole document; one
-        # chunk of each charged for a deferred subject, so the windows over it are hidden from a
-        # search that does not release it
-        windows = []
-        for d in range(3):
-            doc = add_document(
-                conn,
-                "personal",
-                [f"part {i} of {d}" for i in range(4)],
-                [(i, i) for i in range(4)] + [(0, 3)],
-            )
-            conn.execute(
-                "update exo_private.chunks set charged_subjects = '{Walter Rivera}' where id = %s",
-                (doc.chunks[d + 1],),
-            )
-            windows += [(doc.id, w) for w in doc.windows]
-        hidden_windows = {
-            row[0] for row in conn.execute(
-                """select w.id from exo_private.extraction_windows w
-                   join exo_private.chunks c on c.document_id = w.document_id and c.charged_subjects <> '{}'
-                    and c.char_start < w.char_end and c.char_end > w.char_start
-                   where w.workspace = 'personal'"""
-            )
-        }  # fmt: skip
-        assert 0 < len(hidden_windows) < len(windows)
+        graph = withheld_graph(conn, "Topic", "walk")
+        entities, hidden_windows = graph.entities, graph.hidden_windows
         # pairs repeated over windows, both directions, a few self-relations, a hub
         rows = []
         for _ in range(400):
             s = entities[0] if rnd.random() < 0.3 else rnd.choice(entities)
             o = rnd.choice(entities)
-            rows.append((s, o, *rnd.choice(windows)))
-        conn.execute(
-            """insert into exo_private.relations
-                   (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id)
-               select 'personal', %s, s, o, 'links', 'LINKS', w, d
-               from unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[]) x (s, o, d, w)
-               on conflict do nothing""",
-            (gen, [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows]),
-        )
+            rows.append((s, o, "LINKS", *rnd.choice(graph.windows)))
+        add_relations(conn, graph.generation, rows)
         assert_exact(conn)
         stored = conn.execute(
             "select subject_id, object_id, window_id from exo_private.relations where workspace = 'personal'"

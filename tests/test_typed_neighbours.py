@@ -12,7 +12,7 @@ from datetime import date
 
 import psycopg
 import pytest
-from support.graph import add_document, generation, merge, person, rel
+from support.graph import add_document, add_relations, merge, person, rel, withheld_graph
 
 from exocortex.plpy.relation_paths import family_pattern
 
@@ -38,41 +38,8 @@ def reference_neighbours(rows, hidden_windows, hidden_entities, entity, pattern,
 def test_the_neighbours_equal_those_of_the_relation_rows(db, seed):
     rnd = random.Random(seed)
     with db.connect("exo_writer") as conn:
-        gen = generation(conn, "personal")
-        entities = [
-            row[0]
-            for row in conn.execute(
-                """insert into exo_private.entities (workspace, generation, type, canonical_key, name)
-                   select 'personal', %s, 'Person', 'hop ' || i, 'Hop ' || i from generate_series(1, 30) i
-                   returning id""",
-                (gen,),
-            )
-        ]
-        # three documents of four chunks, a window per chunk and one over the whole document; one
-        # chunk of each charged for a deferred subject, so the windows over it are withheld from a
-        # search that does not release it
-        windows = []
-        for d in range(3):
-            doc = add_document(
-                conn,
-                "personal",
-                [f"part {i} of {d}" for i in range(4)],
-                [(i, i) for i in range(4)] + [(0, 3)],
-            )
-            conn.execute(
-                "update exo_private.chunks set charged_subjects = '{Walter Rivera}' where id = %s",
-                (doc.chunks[d + 1],),
-            )
-            windows += [(doc.id, w) for w in doc.windows]
-        hidden_windows = {
-            row[0] for row in conn.execute(
-                """select w.id from exo_private.extraction_windows w
-                   join exo_private.chunks c on c.document_id = w.document_id and c.charged_subjects <> '{}'
-                    and c.char_start < w.char_end and c.char_end > w.char_start
-                   where w.workspace = 'personal'"""
-            )
-        }  # fmt: skip
-        assert 0 < len(hidden_windows) < len(windows)
+        graph = withheld_graph(conn, "Person", "hop")
+        entities, hidden_windows = graph.entities, graph.hidden_windows
         # pairs repeated over windows and predicates, both directions, a few self-relations, and a
         # hub that is the subject of most relations of one kind
         rows = []
@@ -80,15 +47,8 @@ def test_the_neighbours_equal_those_of_the_relation_rows(db, seed):
             hub = rnd.random() < 0.4
             s = entities[0] if hub else rnd.choice(entities)
             p = "IS_A_MEMBER_OF" if hub and rnd.random() < 0.7 else rnd.choice(PREDICATES)
-            rows.append((s, rnd.choice(entities), p, *rnd.choice(windows)))
-        conn.execute(
-            """insert into exo_private.relations
-                   (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id)
-               select 'personal', %s, s, o, lower(p), p, w, d
-               from unnest(%s::bigint[], %s::bigint[], %s::text[], %s::bigint[], %s::bigint[]) x (s, o, p, d, w)
-               on conflict do nothing""",
-            (gen, *([r[i] for r in rows] for i in range(5))),
-        )
+            rows.append((s, rnd.choice(entities), p, *rnd.choice(graph.windows)))
+        add_relations(conn, graph.generation, rows)
         stored = conn.execute(
             "select id, subject_id, object_id, predicate, window_id from exo_private.relations "
             "where workspace = 'personal'"

@@ -86,3 +86,62 @@ def org(name: str) -> dict:
 
 def rel(subject: str, predicate: str, obj: str) -> dict:
     return {"subject": subject, "predicate": predicate, "object": obj}
+
+
+@dataclass
+class WithheldGraph:
+    generation: int
+    entities: list[int]
+    windows: list[tuple[int, int]]  # (document id, window id)
+    hidden_windows: set[int]  # the windows over a withheld chunk
+
+
+def withheld_graph(conn, entity_type: str, key_prefix: str) -> WithheldGraph:
+    """Thirty entities of `entity_type` in personal (keys `key_prefix` 1..30) and three documents of
+    four chunks, a window per chunk and one over the whole document; one chunk of each charged for a
+    deferred subject (Walter Rivera), so the windows over it are withheld from a search that does
+    not release it."""
+    gen = generation(conn, "personal")
+    entities = [
+        row[0]
+        for row in conn.execute(
+            """insert into exo_private.entities (workspace, generation, type, canonical_key, name)
+               select 'personal', %s, %s, %s || ' ' || i, initcap(%s) || ' ' || i from generate_series(1, 30) i
+               returning id""",
+            (gen, entity_type, key_prefix, key_prefix),
+        )
+    ]
+    windows = []
+    for d in range(3):
+        doc = add_document(
+            conn, "personal", [f"part {i} of {d}" for i in range(4)], [(i, i) for i in range(4)] + [(0, 3)]
+        )
+        conn.execute(
+            "update exo_private.chunks set charged_subjects = '{Walter Rivera}' where id = %s",
+            (doc.chunks[d + 1],),
+        )
+        windows += [(doc.id, w) for w in doc.windows]
+    hidden_windows = {
+        row[0]
+        for row in conn.execute(
+            """select w.id from exo_private.extraction_windows w
+               join exo_private.chunks c on c.document_id = w.document_id and c.charged_subjects <> '{}'
+                and c.char_start < w.char_end and c.char_end > w.char_start
+               where w.workspace = 'personal'"""
+        )
+    }
+    assert 0 < len(hidden_windows) < len(windows)
+    return WithheldGraph(gen, entities, windows, hidden_windows)
+
+
+def add_relations(conn, gen: int, rows: list[tuple[int, int, str, int, int]]) -> None:
+    """Relation rows (subject id, object id, predicate, document id, window id) of personal written
+    straight into the table, a repeated one once."""
+    conn.execute(
+        """insert into exo_private.relations
+               (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id)
+           select 'personal', %s, s, o, lower(p), p, w, d
+           from unnest(%s::bigint[], %s::bigint[], %s::text[], %s::bigint[], %s::bigint[]) x (s, o, p, d, w)
+           on conflict do nothing""",
+        (gen, *([r[i] for r in rows] for i in range(5))),
+    )
