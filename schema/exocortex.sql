@@ -50086,6 +50086,12 @@ CREATE INDEX mentions_window_idx ON exo_private.mentions USING btree (window_id)
 CREATE UNIQUE INDEX people_one_owner ON exo_private.people USING btree (is_owner) WHERE is_owner;
 
 --
+-- Name: relations_document_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX relations_document_idx ON exo_private.relations USING btree (document_id);
+
+--
 -- Name: relations_object_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -50096,12 +50102,6 @@ CREATE INDEX relations_object_idx ON exo_private.relations USING btree (object_i
 --
 
 CREATE INDEX relations_object_predicate_idx ON exo_private.relations USING btree (object_id, predicate, subject_id, id);
-
---
--- Name: relations_structure_document_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
---
-
-CREATE INDEX relations_structure_document_idx ON exo_private.relations USING btree (document_id) WHERE (origin = 'structure'::text);
 
 --
 -- Name: relations_subject_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner

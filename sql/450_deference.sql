@@ -263,6 +263,24 @@ comment on function exo_private.tally_charges() is
     'Trigger: a chunk inserted, deleted or re-marked (or moved to another workspace: a delete and '
     'an insert) adds to or takes from exo_private.charged_tallies the subjects it is charged for.';
 
+-- Migration 0101 counted the tally in its own transaction; these triggers are made in this one,
+-- later: a chunk written between the two would never be counted. Where the triggers are new, the
+-- tally is counted again here, writers of chunks kept out until they exist (commit).
+do $$
+begin
+    if not exists (select 1 from pg_catalog.pg_trigger
+                   where tgrelid = 'exo_private.chunks'::regclass and tgname = 'chunks_tally_charges_insert') then
+        lock table exo_private.chunks in share row exclusive mode;
+        delete from exo_private.charged_tallies;
+        insert into exo_private.charged_tallies (workspace, subject, n)
+        select c.workspace, s.subject, count(*)
+        from exo_private.chunks c
+        cross join lateral unnest(c.charged_subjects) s (subject)
+        where c.charged_subjects <> '{}'
+        group by 1, 2;
+    end if;
+end
+$$;
 create or replace trigger chunks_tally_charges_insert
     after insert on exo_private.chunks
     for each row when (new.charged_subjects <> '{}') execute function exo_private.tally_charges();

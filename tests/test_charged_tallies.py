@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from support.timeline import ingest_diary
 
+from exocortex.ops.migrate import migrate
+
 NOTES = {
     "2025-03-02.md": "---\ndate: 2025-03-02\n---\nWalter Rivera and I went swimming at the lido, before his funeral.",
     "2025-03-09.md": "---\ndate: 2025-03-09\n---\nWalter Rivera and I walked to the harbour, before his funeral.",
@@ -65,3 +67,26 @@ def test_the_hints_count_from_the_tally(db, tmp_path):
     with db.connect("exo_reader") as conn:
         (report,) = conn.execute("select exo.search_report('swimming at the lido', k => 3)").fetchone()
     assert [(h["subject"], h["chunks"]) for h in report["hints"]] == [("Walter Rivera", 7)]
+
+
+def test_chunks_written_while_the_triggers_are_missing_are_counted_when_they_are_made(cfg, db, tmp_path):
+    """Migration 0101 counted the tally in its own transaction and migrate made the triggers that
+    keep it in a later one (sql/450_deference.sql): a chunk ingested between the two was never
+    counted. 0105 drops the triggers of a database migrated so, and sql/450_deference.sql, where
+    they do not exist, counts the tally again in the transaction that makes them."""
+    first = dict(list(NOTES.items())[:1])
+    ingest_diary(db, tmp_path / "diary", first)
+    assert assert_exact(db) == [("personal", "Walter Rivera", 1)]
+    with db.connect() as admin:
+        for event in ("insert", "delete", "update"):
+            admin.execute(f"drop trigger chunks_tally_charges_{event} on exo_private.chunks")
+    # the ingest, between the migration and the sql files
+    ingest_diary(db, tmp_path / "diary", NOTES)
+    with db.connect() as conn:
+        assert conn.execute(HELD).fetchall() != conn.execute(COUNTED).fetchall()
+    migrate(cfg, db.url(), schedule=False)
+    assert assert_exact(db) == [("personal", "Walter Rivera", 2)]
+    # and the triggers keep it again
+    with db.connect() as conn:
+        conn.execute("delete from exo_private.documents where path = '2025-03-02.md'")
+    assert assert_exact(db) == [("personal", "Walter Rivera", 1)]
