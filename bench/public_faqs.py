@@ -27,7 +27,7 @@ tokens. Printed: answers held by each, "nothing answers" said for each kind (the
 say it), and the questions where the packet's word was wrong, with its reason.
 
     .venv/bin/python -m bench.public_faqs [--questions 60] [--seed 7] [--k 5] [--other lsof]
-        [--show 12]
+        [--show 12] [--setting KEY=JSON ...]
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from bench.scratch import ingest_vault
+from bench.scratch import add_setting_option, apply_settings, ingest_vault, trial_settings
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
 from exocortex.eval import shadow
@@ -227,7 +227,9 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=5, help="chunks each baseline returns")
     parser.add_argument("--other", default="lsof", choices=sorted(FAQS), help="the FAQ left out whole")
     parser.add_argument("--show", type=int, default=12)
+    add_setting_option(parser)
     args = parser.parse_args()
+    args.settings = trial_settings(parser, args)
 
     run_dir = Path(tempfile.mkdtemp(prefix="exo-bench-faqs-"))
     versions = fetch(run_dir)
@@ -270,6 +272,7 @@ def main() -> None:
                 connect(admin_url(cfg, name), APP, autocommit=True) as admin,
                 connect(role_url(cfg, "exo_reader", name), APP, autocommit=True) as reader,
             ):
+                apply_settings(admin, args.settings)
                 (chunks,) = admin.execute("select count(*) from exo_private.chunks").fetchone()
                 print(
                     f"ingested and embedded {chunks} chunks in {time.perf_counter() - began:.0f} s",
