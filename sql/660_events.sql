@@ -276,6 +276,16 @@ security invoker
 set search_path = exo_private, pg_temp
 as $$
 begin
+    -- Most chunks tell no event, and an update of no row still runs the events' statement
+    -- triggers (events_roll_updated, with its transition tables): a millisecond a chunk of a
+    -- document deleted, for nothing.
+    if not exists (select 1 from exo_private.events e where e.chunk_id = old.id) then
+        if tg_op = 'DELETE' then
+            return null;
+        elsif not exists (select 1 from exo_private.events e where e.chunk_id = new.id) then
+            return null;
+        end if;
+    end if;
     if tg_op = 'DELETE' or old.id <> new.id or old.workspace <> new.workspace then
         update exo_private.events e set charged_subjects = '{source gone}'
          where e.chunk_id = old.id and e.workspace = old.workspace;
