@@ -4482,7 +4482,10 @@ def answer_check(
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    uses = word_uses()
+    # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so a
+    # word only inside one counts no chunk; a candidate that holds the very word uses it
+    held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
+    uses = {w: n or int(w in held) for w, n in word_uses().items()}
     if (
         sims
         and max(sims) < far
@@ -7114,7 +7117,10 @@ def answer_check(
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    uses = word_uses()
+    # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so a
+    # word only inside one counts no chunk; a candidate that holds the very word uses it
+    held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
+    uses = {w: n or int(w in held) for w, n in word_uses().items()}
     if (
         sims
         and max(sims) < far
@@ -9188,7 +9194,10 @@ def answer_check(
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    uses = word_uses()
+    # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so a
+    # word only inside one counts no chunk; a candidate that holds the very word uses it
+    held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
+    uses = {w: n or int(w in held) for w, n in word_uses().items()}
     if (
         sims
         and max(sims) < far
@@ -11737,7 +11746,10 @@ def answer_check(
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    uses = word_uses()
+    # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so a
+    # word only inside one counts no chunk; a candidate that holds the very word uses it
+    held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
+    uses = {w: n or int(w in held) for w, n in word_uses().items()}
     if (
         sims
         and max(sims) < far
@@ -13376,7 +13388,10 @@ def answer_check(
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    uses = word_uses()
+    # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so a
+    # word only inside one counts no chunk; a candidate that holds the very word uses it
+    held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
+    uses = {w: n or int(w in held) for w, n in word_uses().items()}
     if (
         sims
         and max(sims) < far
@@ -15631,7 +15646,10 @@ def answer_check(
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    uses = word_uses()
+    # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so a
+    # word only inside one counts no chunk; a candidate that holds the very word uses it
+    held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
+    uses = {w: n or int(w in held) for w, n in word_uses().items()}
     if (
         sims
         and max(sims) < far
@@ -33902,7 +33920,10 @@ def answer_check(
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    uses = word_uses()
+    # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so a
+    # word only inside one counts no chunk; a candidate that holds the very word uses it
+    held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
+    uses = {w: n or int(w in held) for w, n in word_uses().items()}
     if (
         sims
         and max(sims) < far
@@ -35856,7 +35877,10 @@ def answer_check(
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    uses = word_uses()
+    # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so a
+    # word only inside one counts no chunk; a candidate that holds the very word uses it
+    held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
+    uses = {w: n or int(w in held) for w, n in word_uses().items()}
     if (
         sims
         and max(sims) < far
