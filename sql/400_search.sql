@@ -273,7 +273,8 @@ as $$
 begin
     -- A typed multi-hop walk (plpy/relation_paths.py): from the named entities, hop i follows
     -- relations of either origin and direction whose predicate matches {hop_patterns}[i], each node
-    -- expanding at most {per_node} of them (exo_private.typed_neighbours, hub-safe). Every relation walked
+    -- expanding to at most {per_node} neighbours, each along its first relation
+    -- (exo_private.typed_neighbours, hub-safe). Every relation walked
     -- cites the chunks of its extraction window, those naming its ends first; the last hop's
     -- evidence (the answer) scores above the hops that lead to it. walked: the relations a
     -- chunk states, each [the hops that walked it, subject, predicate, object], for the

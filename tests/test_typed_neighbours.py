@@ -22,16 +22,16 @@ PREDICATES = ["IS_FRIENDS_WITH", "IS_A_MEMBER_OF", "KNOWS", "IS_MARRIED_TO", "VI
 def reference_neighbours(rows, hidden_windows, hidden_entities, entity, pattern, limit):
     """typed_neighbours by its comment, from relation rows (id, subject, object, predicate, window):
     the other end of every relation of the entity (either direction) whose predicate matches, not
-    the entity itself, never along a relation of a hidden window nor to a hidden entity; lowest
-    neighbour ids first (then relation ids), at most limit."""
-    found = []
+    the entity itself, never along a relation of a hidden window nor to a hidden entity; each
+    neighbour once, with its lowest relation id; lowest neighbour ids first, at most limit."""
+    first = {}
     for rid, s, o, p, w in rows:
         if entity not in (s, o) or s == o or not re.search(pattern, p) or w in hidden_windows:
             continue
         other = o if s == entity else s
         if other not in hidden_entities:
-            found.append((other, rid))
-    return sorted(found)[:limit]
+            first[other] = min(rid, first.get(other, rid))
+    return sorted(first.items())[:limit]
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -130,3 +130,59 @@ def test_the_path_stage_walks_no_relation_of_a_window_over_a_withheld_chunk(db):
         # released nothing: the open chunk could be shown, but the relation is evidence of a window
         # over a withheld one, and is not walked
         assert walked([]) == {kin.chunks[0]: "Nia Brook SISTER_OF Ode Brook"}
+
+
+def test_a_neighbour_related_in_many_windows_takes_one_place_in_a_step(db):
+    with db.connect("exo_writer") as conn:
+        # Maya is friends with Leo in sixty chat windows, and with Zoe in one; Zoe's sister is Ivy
+        chats = add_document(
+            conn,
+            "personal",
+            [f"Maya Chen is a friend of Leo Park (evening {i})." for i in range(60)],
+            [(i, i) for i in range(60)],
+        )
+        for window in chats.windows:
+            merge(
+                conn,
+                window,
+                [person("Maya Chen"), person("Leo Park")],
+                [rel("Maya Chen", "friend of", "Leo Park")],
+            )
+        note = add_document(
+            conn,
+            "personal",
+            ["Maya Chen is a friend of Zoe Hart.", "Zoe Hart is the sister of Ivy Hart."],
+            [(0, 0), (1, 1)],
+        )
+        merge(
+            conn,
+            note.windows[0],
+            [person("Maya Chen"), person("Zoe Hart")],
+            [rel("Maya Chen", "friend of", "Zoe Hart")],
+        )
+        merge(
+            conn,
+            note.windows[1],
+            [person("Zoe Hart"), person("Ivy Hart")],
+            [rel("Zoe Hart", "sister of", "Ivy Hart")],
+        )
+        ids = dict(
+            conn.execute("select name, id from exo_private.entities where workspace = 'personal'").fetchall()
+        )
+        friends = conn.execute(
+            "select entity_id from exo_private.typed_neighbours(%s, %s, 50)",
+            (ids["Maya Chen"], family_pattern(["FRIEND_OF"])),
+        ).fetchall()
+        # each friend once: the sixty relations to Leo do not fill the step's fifty places
+        assert sorted(friends) == sorted([(ids["Leo Park"],), (ids["Zoe Hart"],)])
+        # "Who is the sister of Maya Chen's friend?": a friend, then their sibling
+        hops = [family_pattern(["FRIEND_OF"]), family_pattern(["SIBLING_OF"])]
+        reached = {
+            r[0]
+            for r in conn.execute(
+                "select nb.entity_id from exo_private.typed_neighbours(%s, %s, 50) f"
+                " cross join lateral exo_private.typed_neighbours(f.entity_id, %s, 50) nb",
+                (ids["Maya Chen"], *hops),
+            )
+        }
+        assert ids["Ivy Hart"] in reached
