@@ -4482,10 +4482,12 @@ def answer_check(
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so a
-    # word only inside one counts no chunk; a candidate that holds the very word uses it
-    held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
-    uses = {w: n or int(w in held) for w, n in word_uses().items()}
+    uses = word_uses()
+    if 0 in uses.values():
+        # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so
+        # a word only inside one counts no chunk; a candidate that holds the very word uses it
+        held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
+        uses = {w: n or int(w in held) for w, n in uses.items()}
     if (
         sims
         and max(sims) < far
@@ -7117,10 +7119,12 @@ def answer_check(
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so a
-    # word only inside one counts no chunk; a candidate that holds the very word uses it
-    held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
-    uses = {w: n or int(w in held) for w, n in word_uses().items()}
+    uses = word_uses()
+    if 0 in uses.values():
+        # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so
+        # a word only inside one counts no chunk; a candidate that holds the very word uses it
+        held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
+        uses = {w: n or int(w in held) for w, n in uses.items()}
     if (
         sims
         and max(sims) < far
@@ -9194,10 +9198,12 @@ def answer_check(
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so a
-    # word only inside one counts no chunk; a candidate that holds the very word uses it
-    held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
-    uses = {w: n or int(w in held) for w, n in word_uses().items()}
+    uses = word_uses()
+    if 0 in uses.values():
+        # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so
+        # a word only inside one counts no chunk; a candidate that holds the very word uses it
+        held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
+        uses = {w: n or int(w in held) for w, n in uses.items()}
     if (
         sims
         and max(sims) < far
@@ -11746,10 +11752,12 @@ def answer_check(
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so a
-    # word only inside one counts no chunk; a candidate that holds the very word uses it
-    held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
-    uses = {w: n or int(w in held) for w, n in word_uses().items()}
+    uses = word_uses()
+    if 0 in uses.values():
+        # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so
+        # a word only inside one counts no chunk; a candidate that holds the very word uses it
+        held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
+        uses = {w: n or int(w in held) for w, n in uses.items()}
     if (
         sims
         and max(sims) < far
@@ -13388,10 +13396,12 @@ def answer_check(
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so a
-    # word only inside one counts no chunk; a candidate that holds the very word uses it
-    held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
-    uses = {w: n or int(w in held) for w, n in word_uses().items()}
+    uses = word_uses()
+    if 0 in uses.values():
+        # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so
+        # a word only inside one counts no chunk; a candidate that holds the very word uses it
+        held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
+        uses = {w: n or int(w in held) for w, n in uses.items()}
     if (
         sims
         and max(sims) < far
@@ -15646,10 +15656,12 @@ def answer_check(
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so a
-    # word only inside one counts no chunk; a candidate that holds the very word uses it
-    held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
-    uses = {w: n or int(w in held) for w, n in word_uses().items()}
+    uses = word_uses()
+    if 0 in uses.values():
+        # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so
+        # a word only inside one counts no chunk; a candidate that holds the very word uses it
+        held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
+        uses = {w: n or int(w in held) for w, n in uses.items()}
     if (
         sims
         and max(sims) < far
@@ -33920,10 +33932,12 @@ def answer_check(
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so a
-    # word only inside one counts no chunk; a candidate that holds the very word uses it
-    held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
-    uses = {w: n or int(w in held) for w, n in word_uses().items()}
+    uses = word_uses()
+    if 0 in uses.values():
+        # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so
+        # a word only inside one counts no chunk; a candidate that holds the very word uses it
+        held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
+        uses = {w: n or int(w in held) for w, n in uses.items()}
     if (
         sims
         and max(sims) < far
@@ -35877,10 +35891,12 @@ def answer_check(
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so a
-    # word only inside one counts no chunk; a candidate that holds the very word uses it
-    held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
-    uses = {w: n or int(w in held) for w, n in word_uses().items()}
+    uses = word_uses()
+    if 0 in uses.values():
+        # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so
+        # a word only inside one counts no chunk; a candidate that holds the very word uses it
+        held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
+        uses = {w: n or int(w in held) for w, n in uses.items()}
     if (
         sims
         and max(sims) < far

@@ -94,6 +94,17 @@ class WithheldGraph:
     entities: list[int]
     windows: list[tuple[int, int]]  # (document id, window id)
     hidden_windows: set[int]  # the windows over a withheld chunk
+    subject_key: str  # the deferred subject's key, which releases them
+
+    def release_cases(self, hidden_entity: int) -> list[tuple[list[str] | None, set[int], list[int]]]:
+        """(released keys, the windows a walk may not use then, the entities hidden): every subject
+        released, none, the deferred one, and none with an entity hidden too."""
+        return [
+            (None, set(), []),
+            ([], self.hidden_windows, []),
+            ([self.subject_key], set(), []),
+            ([], self.hidden_windows, [hidden_entity]),
+        ]
 
 
 def withheld_graph(conn, entity_type: str, key_prefix: str) -> WithheldGraph:
@@ -131,7 +142,8 @@ def withheld_graph(conn, entity_type: str, key_prefix: str) -> WithheldGraph:
         )
     }
     assert 0 < len(hidden_windows) < len(windows)
-    return WithheldGraph(gen, entities, windows, hidden_windows)
+    key = conn.execute("select exo_private.canonical_key('Walter Rivera')").fetchone()[0]
+    return WithheldGraph(gen, entities, windows, hidden_windows, key)
 
 
 def add_relations(conn, gen: int, rows: list[tuple[int, int, str, int, int]]) -> None:
