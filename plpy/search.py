@@ -463,11 +463,6 @@ def answer_check(
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
     uses = word_uses()
-    if 0 in uses.values():
-        # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so
-        # a word only inside one counts no chunk; a candidate that holds the very word uses it
-        held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
-        uses = {w: n or int(w in held) for w, n in uses.items()}
     if (
         sims
         and max(sims) < far

@@ -1696,6 +1696,7 @@ declare
     pool int;  -- how many of the best matches are looked at: the results are the first of them
                -- that may be shown; what is withheld or left in the archive is counted among them
     question text := pg_catalog.left(search_messages.query, 1000);
+    terms text := exo_private.bm25_text(question);  -- the question as BM25 reads it
     moment timestamptz := coalesce(search_messages.as_of, pg_catalog.now());
     zone text;
     day date;
@@ -1728,11 +1729,11 @@ begin
     with hits as materialized (
         select m.id, m.conversation_id, m.identity_id, m.sent_at, m.charged_subjects,
                (m.sent_at at time zone zone)::date as sent_on,
-               -(m.body operator(public.<@>) public.to_bm25query(question, 'exo_private.chat_messages_bm25')) as score
+               -(exo_private.bm25_text(m.body) operator(public.<@>) public.to_bm25query(terms, 'exo_private.chat_messages_bm25')) as score
         from exo_private.chat_messages m
         where (m.sent_at is null or m.sent_at <= moment)
-          and m.body operator(public.<@>) public.to_bm25query(question, 'exo_private.chat_messages_bm25') < 0
-        order by m.body operator(public.<@>) public.to_bm25query(question, 'exo_private.chat_messages_bm25'),
+          and exo_private.bm25_text(m.body) operator(public.<@>) public.to_bm25query(terms, 'exo_private.chat_messages_bm25') < 0
+        order by exo_private.bm25_text(m.body) operator(public.<@>) public.to_bm25query(terms, 'exo_private.chat_messages_bm25'),
                  m.sent_at desc nulls last, m.id desc
         limit pool
     ), banded as materialized (
@@ -1747,7 +1748,7 @@ begin
     ), lexed as materialized (
         -- What shown-able matches say, as lexemes: only where the rule below decides anything
         -- (the archive closed by default, not opened by the question), each body once.
-        select b.band, pg_catalog.to_tsvector('english', m.body) as words
+        select b.band, pg_catalog.to_tsvector('english', exo_private.bm25_text(m.body)) as words
         from banded b
         join exo_private.chat_messages m on m.id = b.id
         where b.held = '{}' and not archive_open and search_messages.open_archive is null
@@ -1757,7 +1758,7 @@ begin
         -- (plpy/stages.py only_archival_word): weak present matches do not hide strong old ones.
         -- What deference withholds counts on neither side, so it changes nothing shown.
         select 1
-        from unnest(pg_catalog.tsvector_to_array(pg_catalog.to_tsvector('english', question))) w (lexeme)
+        from unnest(pg_catalog.tsvector_to_array(pg_catalog.to_tsvector('english', terms))) w (lexeme)
         cross join lateral (
             select count(*) filter (where l.band = 'archival') as archival,
                    count(*) filter (where l.band is distinct from 'archival') as present
@@ -3292,6 +3293,22 @@ ALTER FUNCTION exo_private.bind_stage(p_stage text, p_sql text) OWNER TO exo_own
 COMMENT ON FUNCTION exo_private.bind_stage(p_stage text, p_sql text) IS 'A stage''s query with each {name} of exo_private.stage_parameters replaced by $position; raises naming a {name} the stage does not have.';
 
 --
+-- Name: bm25_text(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.bm25_text(body text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    RETURN regexp_replace(body, '[/\\@]|(?<=[[:alnum:]])\.(?=[[:alpha:]])'::text, ' '::text, 'g'::text);
+
+ALTER FUNCTION exo_private.bm25_text(body text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION bm25_text(body text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.bm25_text(body text) IS 'The text a BM25 index reads, and a BM25 query: paths, URLs, hosts and e-mail addresses opened into their words (slashes, backslashes, at signs and dots before a letter made spaces), which the english parser keeps whole.';
+
+--
 -- Name: bound_backend_memory(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -4483,11 +4500,6 @@ def answer_check(
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
     uses = word_uses()
-    if 0 in uses.values():
-        # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so
-        # a word only inside one counts no chunk; a candidate that holds the very word uses it
-        held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
-        uses = {w: n or int(w in held) for w, n in uses.items()}
     if (
         sims
         and max(sims) < far
@@ -7120,11 +7132,6 @@ def answer_check(
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
     uses = word_uses()
-    if 0 in uses.values():
-        # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so
-        # a word only inside one counts no chunk; a candidate that holds the very word uses it
-        held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
-        uses = {w: n or int(w in held) for w, n in uses.items()}
     if (
         sims
         and max(sims) < far
@@ -9199,11 +9206,6 @@ def answer_check(
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
     uses = word_uses()
-    if 0 in uses.values():
-        # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so
-        # a word only inside one counts no chunk; a candidate that holds the very word uses it
-        held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
-        uses = {w: n or int(w in held) for w, n in uses.items()}
     if (
         sims
         and max(sims) < far
@@ -11753,11 +11755,6 @@ def answer_check(
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
     uses = word_uses()
-    if 0 in uses.values():
-        # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so
-        # a word only inside one counts no chunk; a candidate that holds the very word uses it
-        held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
-        uses = {w: n or int(w in held) for w, n in uses.items()}
     if (
         sims
         and max(sims) < far
@@ -13397,11 +13394,6 @@ def answer_check(
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
     uses = word_uses()
-    if 0 in uses.values():
-        # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so
-        # a word only inside one counts no chunk; a candidate that holds the very word uses it
-        held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
-        uses = {w: n or int(w in held) for w, n in uses.items()}
     if (
         sims
         and max(sims) < far
@@ -15657,11 +15649,6 @@ def answer_check(
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
     uses = word_uses()
-    if 0 in uses.values():
-        # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so
-        # a word only inside one counts no chunk; a candidate that holds the very word uses it
-        held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
-        uses = {w: n or int(w in held) for w, n in uses.items()}
     if (
         sims
         and max(sims) < far
@@ -22210,13 +22197,15 @@ begin
                        partition_name, workspace);
         execute format('create index %I on exo_private.%I (document_id)',
                        partition_name || '_document_idx', partition_name);
-        execute format('create index %I on exo_private.%I using bm25 (body) with (text_config = %L)',
+        -- the body as BM25 reads it, the words inside a path opened (exo_private.bm25_text)
+        execute format('create index %I on exo_private.%I using bm25 ((exo_private.bm25_text(body))) '
+                       'with (text_config = %L)',
                        partition_name || '_bm25', partition_name, 'english');
         -- the chunks charged for nothing alone: what a search that releases nothing ranks by, so
-        -- no statistic of it holds withheld material; on (body || ''), which only it matches
+        -- no statistic of it holds withheld material; followed by || '', which only it matches
         -- (exo_private.stage_sql)
-        execute format('create index %I on exo_private.%I using bm25 ((body || '''')) with (text_config = %L) '
-                       'where charged_subjects = ''{}''',
+        execute format('create index %I on exo_private.%I using bm25 ((exo_private.bm25_text(body) || '''')) '
+                       'with (text_config = %L) where charged_subjects = ''{}''',
                        partition_name || '_bm25_open', partition_name, 'english');
     end if;
     if to_regclass(format('exo_private.%I', 'chunk_embeddings_' || workspace)) is null then
@@ -33933,11 +33922,6 @@ def answer_check(
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
     uses = word_uses()
-    if 0 in uses.values():
-        # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so
-        # a word only inside one counts no chunk; a candidate that holds the very word uses it
-        held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
-        uses = {w: n or int(w in held) for w, n in uses.items()}
     if (
         sims
         and max(sims) < far
@@ -35892,11 +35876,6 @@ def answer_check(
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
     uses = word_uses()
-    if 0 in uses.values():
-        # BM25's parser keeps a path, a URL, a host or an e-mail address whole ("/etc/fstab"), so
-        # a word only inside one counts no chunk; a candidate that holds the very word uses it
-        held = {w for c in candidates for w in _WORD.findall((c.get("body") or "").casefold())}
-        uses = {w: n or int(w in held) for w, n in uses.items()}
     if (
         sims
         and max(sims) < far
@@ -40669,10 +40648,12 @@ declare
     -- rare a word is, how long a chunk) holds withheld material. One that releases a subject
     -- (released) ranks by the index of every chunk, which the subjects it releases are in.
     bm25 text := format('exo_private.%I', 'chunks_' || workspace || case when released then '_bm25' else '_bm25_open' end);
-    -- What the index ranks: the open index is on (body || ''), an expression only it matches, so
+    -- What the index ranks: the body as BM25 reads it (exo_private.bm25_text: the words inside a
+    -- path opened); the open index's is followed by || '', an expression only it matches, so
     -- the planner can never scan the index of every chunk for it (with nothing charged the two
     -- cost the same, and to_bm25query refuses a scan of an index other than the one it names).
-    ranked text := case when released then 'c.body' else $e$(c.body || '')$e$ end;
+    ranked text := case when released then 'exo_private.bm25_text(c.body)'
+                        else $e$(exo_private.bm25_text(c.body) || '')$e$ end;
     -- Every stage (exo_private.stage_parameters): bands open, as_of day, row_limit, released keys.
     -- Nothing written after as_of. Nothing charged for a subject the search
     -- leaves closed, in any stage: withheld material never takes a place among the candidates,
@@ -40804,9 +40785,9 @@ begin
                                        when pg_catalog.length(l) <= 5 and pg_catalog.right(l, 1) = 'i'
                                        then pg_catalog.left(l, -1) else pg_catalog.left(l, 5) end)
                             from pg_catalog.unnest(pg_catalog.tsvector_to_array(
-                                pg_catalog.to_tsvector('english', {query}))) l)) w
+                                pg_catalog.to_tsvector('english', exo_private.bm25_text({query})))) l)) w
                         where pg_catalog.strpos(pg_catalog.lower(c.body), w) > 0)
-                    then -(%s operator(public.<@>) public.to_bm25query({query}, %L)) else 0 end as score,
+                    then -(%s operator(public.<@>) public.to_bm25query(exo_private.bm25_text({query}), %L)) else 0 end as score,
                c.charged_subjects as charged, c.written_at::text as detail
         from exo_private.%I c
         where %s and c.written_at between {first_day} and {last_day}
@@ -40946,7 +40927,7 @@ begin
         ), few as materialized (
             select pg_catalog.length({identifier}) >= 3 and count(*) <= {row_limit} as yes from holders
         )
-        select x.chunk_id, -(x.ranked operator(public.<@>) public.to_bm25query({identifier}, %L)) as score,
+        select x.chunk_id, -(x.ranked operator(public.<@>) public.to_bm25query(exo_private.bm25_text({identifier}), %L)) as score,
                x.charged
         from (
             select c.id as chunk_id, %s as ranked, c.charged_subjects as charged
@@ -40959,7 +40940,7 @@ begin
                     select c.id as chunk_id, %s as ranked, c.charged_subjects as charged, c.body
                     from exo_private.%I c
                     where not (select f.yes from few f) and %s
-                    order by %s operator(public.<@>) public.to_bm25query({identifier}, %L)
+                    order by %s operator(public.<@>) public.to_bm25query(exo_private.bm25_text({identifier}), %L)
                     limit {row_limit} * 10
                 ) z
                 where pg_catalog.strpos(pg_catalog.lower(z.body), pg_catalog.lower({identifier})) > 0
@@ -40989,11 +40970,11 @@ begin
     return format($q$
         select x.chunk_id, -x.distance as score, x.charged
         from (
-            select c.id as chunk_id, %s operator(public.<@>) public.to_bm25query({query}, %L) as distance,
+            select c.id as chunk_id, %s operator(public.<@>) public.to_bm25query(exo_private.bm25_text({query}), %L) as distance,
                    c.charged_subjects as charged
             from exo_private.%I c
             where %s
-            order by %s operator(public.<@>) public.to_bm25query({query}, %L)
+            order by %s operator(public.<@>) public.to_bm25query(exo_private.bm25_text({query}), %L)
             limit {row_limit}
         ) x
         where x.distance < 0
@@ -41180,11 +41161,11 @@ begin
         from unnest({documents}::bigint[]) s (document_id)
         cross join lateral (
             select c.id as chunk_id, c.document_id, c.charged_subjects as charged,
-                   pg_catalog.ts_rank(pg_catalog.to_tsvector('english', c.body),
+                   pg_catalog.ts_rank(pg_catalog.to_tsvector('english', exo_private.bm25_text(c.body)),
                                       pg_catalog.websearch_to_tsquery('english', {terms}))::float8 as score
             from exo_private.%I c
             where c.workspace = %L and c.document_id = s.document_id and %s
-              and pg_catalog.to_tsvector('english', c.body) @@ pg_catalog.websearch_to_tsquery('english', {terms})
+              and pg_catalog.to_tsvector('english', exo_private.bm25_text(c.body)) @@ pg_catalog.websearch_to_tsquery('english', {terms})
             order by score desc, c.id
             limit {per_document}
         ) x
@@ -49573,7 +49554,7 @@ CREATE INDEX chat_identities_person ON exo_private.chat_identities USING btree (
 -- Name: chat_messages_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chat_messages_bm25 ON exo_private.chat_messages USING bm25 (body) WITH (text_config=english);
+CREATE INDEX chat_messages_bm25 ON exo_private.chat_messages USING bm25 (exo_private.bm25_text(body)) WITH (text_config=english);
 
 --
 -- Name: chat_messages_charged_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -49621,13 +49602,13 @@ CREATE INDEX chat_windows_message_ids_idx ON exo_private.chat_windows USING gin 
 -- Name: chunks_administrative_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chunks_administrative_bm25 ON exo_private.chunks_administrative USING bm25 (body) WITH (text_config=english);
+CREATE INDEX chunks_administrative_bm25 ON exo_private.chunks_administrative USING bm25 (exo_private.bm25_text(body)) WITH (text_config=english);
 
 --
 -- Name: chunks_administrative_bm25_open; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chunks_administrative_bm25_open ON exo_private.chunks_administrative USING bm25 (((body || ''::text))) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
+CREATE INDEX chunks_administrative_bm25_open ON exo_private.chunks_administrative USING bm25 (((exo_private.bm25_text(body) || ''::text))) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
 
 --
 -- Name: chunks_charged_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -49699,13 +49680,13 @@ CREATE INDEX chunks_administrative_written_at_idx ON exo_private.chunks_administ
 -- Name: chunks_creative_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chunks_creative_bm25 ON exo_private.chunks_creative USING bm25 (body) WITH (text_config=english);
+CREATE INDEX chunks_creative_bm25 ON exo_private.chunks_creative USING bm25 (exo_private.bm25_text(body)) WITH (text_config=english);
 
 --
 -- Name: chunks_creative_bm25_open; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chunks_creative_bm25_open ON exo_private.chunks_creative USING bm25 (((body || ''::text))) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
+CREATE INDEX chunks_creative_bm25_open ON exo_private.chunks_creative USING bm25 (((exo_private.bm25_text(body) || ''::text))) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
 
 --
 -- Name: chunks_creative_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -49747,13 +49728,13 @@ CREATE INDEX chunks_creative_written_at_idx ON exo_private.chunks_creative USING
 -- Name: chunks_personal_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chunks_personal_bm25 ON exo_private.chunks_personal USING bm25 (body) WITH (text_config=english);
+CREATE INDEX chunks_personal_bm25 ON exo_private.chunks_personal USING bm25 (exo_private.bm25_text(body)) WITH (text_config=english);
 
 --
 -- Name: chunks_personal_bm25_open; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chunks_personal_bm25_open ON exo_private.chunks_personal USING bm25 (((body || ''::text))) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
+CREATE INDEX chunks_personal_bm25_open ON exo_private.chunks_personal USING bm25 (((exo_private.bm25_text(body) || ''::text))) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
 
 --
 -- Name: chunks_personal_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -49795,13 +49776,13 @@ CREATE INDEX chunks_personal_written_at_idx ON exo_private.chunks_personal USING
 -- Name: chunks_technical_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chunks_technical_bm25 ON exo_private.chunks_technical USING bm25 (body) WITH (text_config=english);
+CREATE INDEX chunks_technical_bm25 ON exo_private.chunks_technical USING bm25 (exo_private.bm25_text(body)) WITH (text_config=english);
 
 --
 -- Name: chunks_technical_bm25_open; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chunks_technical_bm25_open ON exo_private.chunks_technical USING bm25 (((body || ''::text))) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
+CREATE INDEX chunks_technical_bm25_open ON exo_private.chunks_technical USING bm25 (((exo_private.bm25_text(body) || ''::text))) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
 
 --
 -- Name: chunks_technical_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -51897,6 +51878,14 @@ GRANT ALL ON FUNCTION exo_private.band_as_of(stored exo_private.band, written da
 REVOKE ALL ON FUNCTION exo_private.bind_stage(p_stage text, p_sql text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.bind_stage(p_stage text, p_sql text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.bind_stage(p_stage text, p_sql text) TO exo_writer;
+
+--
+-- Name: FUNCTION bm25_text(body text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.bm25_text(body text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.bm25_text(body text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.bm25_text(body text) TO exo_writer;
 
 --
 -- Name: FUNCTION bound_backend_memory(p_bytes bigint); Type: ACL; Schema: exo_private; Owner: exo_owner

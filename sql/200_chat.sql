@@ -80,6 +80,7 @@ declare
     pool int;  -- how many of the best matches are looked at: the results are the first of them
                -- that may be shown; what is withheld or left in the archive is counted among them
     question text := pg_catalog.left(search_messages.query, 1000);
+    terms text := exo_private.bm25_text(question);  -- the question as BM25 reads it
     moment timestamptz := coalesce(search_messages.as_of, pg_catalog.now());
     zone text;
     day date;
@@ -112,11 +113,11 @@ begin
     with hits as materialized (
         select m.id, m.conversation_id, m.identity_id, m.sent_at, m.charged_subjects,
                (m.sent_at at time zone zone)::date as sent_on,
-               -(m.body operator(public.<@>) public.to_bm25query(question, 'exo_private.chat_messages_bm25')) as score
+               -(exo_private.bm25_text(m.body) operator(public.<@>) public.to_bm25query(terms, 'exo_private.chat_messages_bm25')) as score
         from exo_private.chat_messages m
         where (m.sent_at is null or m.sent_at <= moment)
-          and m.body operator(public.<@>) public.to_bm25query(question, 'exo_private.chat_messages_bm25') < 0
-        order by m.body operator(public.<@>) public.to_bm25query(question, 'exo_private.chat_messages_bm25'),
+          and exo_private.bm25_text(m.body) operator(public.<@>) public.to_bm25query(terms, 'exo_private.chat_messages_bm25') < 0
+        order by exo_private.bm25_text(m.body) operator(public.<@>) public.to_bm25query(terms, 'exo_private.chat_messages_bm25'),
                  m.sent_at desc nulls last, m.id desc
         limit pool
     ), banded as materialized (
@@ -131,7 +132,7 @@ begin
     ), lexed as materialized (
         -- What shown-able matches say, as lexemes: only where the rule below decides anything
         -- (the archive closed by default, not opened by the question), each body once.
-        select b.band, pg_catalog.to_tsvector('english', m.body) as words
+        select b.band, pg_catalog.to_tsvector('english', exo_private.bm25_text(m.body)) as words
         from banded b
         join exo_private.chat_messages m on m.id = b.id
         where b.held = '{}' and not archive_open and search_messages.open_archive is null
@@ -141,7 +142,7 @@ begin
         -- (plpy/stages.py only_archival_word): weak present matches do not hide strong old ones.
         -- What deference withholds counts on neither side, so it changes nothing shown.
         select 1
-        from unnest(pg_catalog.tsvector_to_array(pg_catalog.to_tsvector('english', question))) w (lexeme)
+        from unnest(pg_catalog.tsvector_to_array(pg_catalog.to_tsvector('english', terms))) w (lexeme)
         cross join lateral (
             select count(*) filter (where l.band = 'archival') as archival,
                    count(*) filter (where l.band is distinct from 'archival') as present

@@ -83,7 +83,7 @@ begin
         ), few as materialized (
             select pg_catalog.length({identifier}) >= 3 and count(*) <= {row_limit} as yes from holders
         )
-        select x.chunk_id, -(x.ranked operator(public.<@>) public.to_bm25query({identifier}, %L)) as score,
+        select x.chunk_id, -(x.ranked operator(public.<@>) public.to_bm25query(exo_private.bm25_text({identifier}), %L)) as score,
                x.charged
         from (
             select c.id as chunk_id, %s as ranked, c.charged_subjects as charged
@@ -96,7 +96,7 @@ begin
                     select c.id as chunk_id, %s as ranked, c.charged_subjects as charged, c.body
                     from exo_private.%I c
                     where not (select f.yes from few f) and %s
-                    order by %s operator(public.<@>) public.to_bm25query({identifier}, %L)
+                    order by %s operator(public.<@>) public.to_bm25query(exo_private.bm25_text({identifier}), %L)
                     limit {row_limit} * 10
                 ) z
                 where pg_catalog.strpos(pg_catalog.lower(z.body), pg_catalog.lower({identifier})) > 0
@@ -123,11 +123,11 @@ begin
     return format($q$
         select x.chunk_id, -x.distance as score, x.charged
         from (
-            select c.id as chunk_id, %s operator(public.<@>) public.to_bm25query({query}, %L) as distance,
+            select c.id as chunk_id, %s operator(public.<@>) public.to_bm25query(exo_private.bm25_text({query}), %L) as distance,
                    c.charged_subjects as charged
             from exo_private.%I c
             where %s
-            order by %s operator(public.<@>) public.to_bm25query({query}, %L)
+            order by %s operator(public.<@>) public.to_bm25query(exo_private.bm25_text({query}), %L)
             limit {row_limit}
         ) x
         where x.distance < 0
@@ -157,9 +157,9 @@ begin
                                        when pg_catalog.length(l) <= 5 and pg_catalog.right(l, 1) = 'i'
                                        then pg_catalog.left(l, -1) else pg_catalog.left(l, 5) end)
                             from pg_catalog.unnest(pg_catalog.tsvector_to_array(
-                                pg_catalog.to_tsvector('english', {query}))) l)) w
+                                pg_catalog.to_tsvector('english', exo_private.bm25_text({query})))) l)) w
                         where pg_catalog.strpos(pg_catalog.lower(c.body), w) > 0)
-                    then -(%s operator(public.<@>) public.to_bm25query({query}, %L)) else 0 end as score,
+                    then -(%s operator(public.<@>) public.to_bm25query(exo_private.bm25_text({query}), %L)) else 0 end as score,
                c.charged_subjects as charged, c.written_at::text as detail
         from exo_private.%I c
         where %s and c.written_at between {first_day} and {last_day}
@@ -456,11 +456,11 @@ begin
         from unnest({documents}::bigint[]) s (document_id)
         cross join lateral (
             select c.id as chunk_id, c.document_id, c.charged_subjects as charged,
-                   pg_catalog.ts_rank(pg_catalog.to_tsvector('english', c.body),
+                   pg_catalog.ts_rank(pg_catalog.to_tsvector('english', exo_private.bm25_text(c.body)),
                                       pg_catalog.websearch_to_tsquery('english', {terms}))::float8 as score
             from exo_private.%I c
             where c.workspace = %L and c.document_id = s.document_id and %s
-              and pg_catalog.to_tsvector('english', c.body) @@ pg_catalog.websearch_to_tsquery('english', {terms})
+              and pg_catalog.to_tsvector('english', exo_private.bm25_text(c.body)) @@ pg_catalog.websearch_to_tsquery('english', {terms})
             order by score desc, c.id
             limit {per_document}
         ) x
@@ -554,10 +554,12 @@ declare
     -- rare a word is, how long a chunk) holds withheld material. One that releases a subject
     -- (released) ranks by the index of every chunk, which the subjects it releases are in.
     bm25 text := format('exo_private.%I', 'chunks_' || workspace || case when released then '_bm25' else '_bm25_open' end);
-    -- What the index ranks: the open index is on (body || ''), an expression only it matches, so
+    -- What the index ranks: the body as BM25 reads it (exo_private.bm25_text: the words inside a
+    -- path opened); the open index's is followed by || '', an expression only it matches, so
     -- the planner can never scan the index of every chunk for it (with nothing charged the two
     -- cost the same, and to_bm25query refuses a scan of an index other than the one it names).
-    ranked text := case when released then 'c.body' else $e$(c.body || '')$e$ end;
+    ranked text := case when released then 'exo_private.bm25_text(c.body)'
+                        else $e$(exo_private.bm25_text(c.body) || '')$e$ end;
     -- Every stage (exo_private.stage_parameters): bands open, as_of day, row_limit, released keys.
     -- Nothing written after as_of. Nothing charged for a subject the search
     -- leaves closed, in any stage: withheld material never takes a place among the candidates,

@@ -1253,19 +1253,6 @@ def test_an_exact_match_or_a_close_passage_answers_without_asking_which_words_ar
     assert entity["why"] == "no passage open to this search uses 'skydiving', and none comes close in meaning"
 
 
-def test_a_word_bm25_keeps_inside_a_path_is_used_where_a_candidate_holds_it():
-    # "Where is the Solaris /usr/src/uts/<architecture>/sys/machparam.h?": BM25 indexes the note's
-    # "/usr/src/uts/sun4u/sys/machparam.h" as one token, so it counts no chunk for "machparam"
-    uses = {"solaris": 3, "usr": 0, "uts": 0, "machparam": 0, "architecture": 2}
-    note = _candidate(1, body="On Solaris it is /usr/src/uts/sun4u/sys/machparam.h, for each architecture.")
-    check = search.answer_check([note], {1: 0.49}, 0.5, lambda: uses)
-    assert (check["found"], check["why"]) == (True, "the memory uses the question's words")
-    elsewhere = search.answer_check(
-        [_candidate(1, body="Solaris ships no such header.")], {1: 0.49}, 0.5, lambda: uses
-    )
-    assert elsewhere["found"] is False  # held by no candidate, the words are nowhere
-
-
 def test_a_specific_word_in_memory_answers_and_no_candidate_does_not():
     def found(uses):
         return search.answer_check([_candidate(1)], {1: 0.1}, 0.5, lambda: uses)["found"]

@@ -128,6 +128,18 @@ def test_identifiers_are_found_verbatim_by_the_exact_stage(reader):
     assert found["recognised"]["identifiers"] == ["INC-2041"]
 
 
+def test_a_word_written_only_inside_a_path_is_found_by_its_word(reader):
+    # BM25's english parser keeps "/etc/nut/upsmon.conf" whole: the indexes and
+    # the question read them as their words (exo_private.bm25_text), or "upsmon" matched nothing
+    rows = search(reader, "upsmon", k=3)
+    assert rows[0]["path"] == "work/pixelbox.md" and rows[0]["stage"] == "lexical"
+    assert "/etc/nut/upsmon.conf" in rows[0]["body"]
+    assert "work/pixelbox.md" in [
+        r["path"] for r in search(reader, "Which file sets upsmon's threshold?", k=5)
+    ]
+    assert report(reader, "upsmon")["answer"]["found"] is True
+
+
 def test_titles_and_file_names_match_exactly(reader):
     rows = search(reader, "oncall-handbook.md escalation", k=5)
     assert rows[0]["path"] == "work/notes/oncall-handbook.md" and rows[0]["stage"] == "exact"

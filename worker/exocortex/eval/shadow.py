@@ -362,23 +362,26 @@ def lexical_workspaces(admin: psycopg.Connection) -> list[str]:
 def run_bm25(
     admin: psycopg.Connection, q: Question, k: int, workspaces: Sequence[str]
 ) -> tuple[list[Chunk], float]:
-    """The k best chunks by BM25 over each workspace's index, merged by score (best first)."""
+    """The k best chunks by BM25 over each workspace's index (which reads the words inside a path:
+    exo_private.bm25_text), merged by score (best first)."""
     began = time.perf_counter()
     hits = []
     for ws in workspaces:
         if q.workspaces and ws not in q.workspaces:
             continue
         index = sql.Literal(sql.Identifier("exo_private", f"chunks_{ws}_bm25").as_string(admin))
+        distance = sql.SQL(
+            "exo_private.bm25_text(c.body) operator(public.<@>) public.to_bm25query(exo_private.bm25_text(%(q)s), {index})"
+        ).format(index=index)
         query = sql.SQL(
-            """select -(c.body operator(public.<@>) public.to_bm25query(%(q)s, {index})) as score,
-                      c.id, c.body, d.path, c.written_at
+            """select -({distance}) as score, c.id, c.body, d.path, c.written_at
                from exo_private.{chunks} c
                join exo_private.documents d on d.id = c.document_id
-               where c.body operator(public.<@>) public.to_bm25query(%(q)s, {index}) < 0
+               where {distance} < 0
                  and (%(as_of)s::date is null or c.written_at is null or c.written_at <= %(as_of)s::date)
-               order by c.body operator(public.<@>) public.to_bm25query(%(q)s, {index})
+               order by {distance}
                limit %(k)s"""
-        ).format(index=index, chunks=sql.Identifier(f"chunks_{ws}"))
+        ).format(distance=distance, chunks=sql.Identifier(f"chunks_{ws}"))
         hits.extend(admin.execute(query, {"q": q.question, "as_of": q.as_of, "k": k}).fetchall())
     hits.sort(key=lambda r: (-r[0], r[1]))
     return [Chunk(body, path, day) for _score, _id, body, path, day in hits[:k]], _ms(began)
