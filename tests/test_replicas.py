@@ -312,10 +312,14 @@ def routed(cfg, replica, db, **kw) -> api.Reader:
 
 
 @pytest.mark.parametrize("pooled", [False, True])
-def test_reads_go_to_the_replica_and_fall_back_when_it_lags_or_stops(cfg, replica, vault, pooled):
+def test_reads_go_to_the_replica_and_fall_back_when_it_lags_or_stops(
+    cfg, replica, vault, pooled, monkeypatch
+):
     """Each read that must be the replica's comes once the standby has caught up (the others'
     tests write on the same server all along); one that must be the primary's, once the paused
-    standby's lag is past the bound."""
+    standby's lag is past the bound. A replica found down is passed over for 1 s rather than
+    routing.DOWN_S (5 s), which the test would only wait out."""
+    monkeypatch.setattr(routing, "DOWN_S", 1.0)
     reader = routed(cfg, replica, vault, max_lag_s=ROUTING_LAG_S)
     with reader.pooled(2) if pooled else reader as reader:
         caught_up(cfg, replica, vault)
