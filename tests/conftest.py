@@ -20,6 +20,7 @@ from support.db import (
     Database,
     cloned_database,
     create_database,
+    drop_leftovers,
     drop_profile_roles,
     drop_retired,
     relax_durability,
@@ -48,11 +49,13 @@ exo_postgresql = factories.postgresql_noproc(
 
 @pytest.fixture(scope="session")
 def cfg() -> Iterator[Config]:
-    """The suite's server, up (without crash safety: support/db.py, FAST_SERVER_SETTINGS), with its
-    main database migrated as `make setup` leaves the user's; the profiles' login roles the tests
-    made are dropped at the end."""
+    """The suite's server, up (without crash safety: support/db.py, FAST_SERVER_SETTINGS), rid of
+    what killed runs left on it (drop_leftovers), with its main database migrated as `make setup`
+    leaves the user's; the profiles' login roles the tests made are dropped at the end."""
     runtime_server.up(CFG, progress=lambda _message: None, seed=seed_root(USER_CFG))
     relax_durability(CFG)
+    if os.environ.get("PYTEST_XDIST_WORKER", "gw0") == "gw0":  # once a run
+        drop_leftovers(CFG)
     migrate(CFG, admin_url(CFG))
     yield CFG
     drop_retired()

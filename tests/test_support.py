@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
+import time
+import uuid
 
 import psycopg
 import pytest
 import search
+from psycopg import sql
 from support import REPO_ROOT, plpy
-from support.db import admin_connection, create_database, drop_database
+from support.db import (
+    Database,
+    admin_connection,
+    create_database,
+    drop_database,
+    drop_leftovers,
+    retire_database,
+)
 
 TEST_MODULE = re.compile(r"^(conftest|test_\w+)$")
 
@@ -40,6 +51,52 @@ def test_drop_database_ends_open_sessions(cfg, template_db):
     finally:
         held.close()
     drop_database(clone)  # dropping what is gone is a no-op
+
+
+def _made_hours_ago(cfg, db: Database, hours: float) -> None:
+    """Date db's making back (its PG_VERSION file, which drop_leftovers reads)."""
+    with admin_connection(cfg) as conn:
+        data, oid = conn.execute(
+            "select current_setting('data_directory'), oid from pg_database where datname = %s", (db.name,)
+        ).fetchone()
+    made = time.time() - hours * 3600
+    os.utime(cfg.runtime_root / data.lstrip("/") / "base" / str(oid) / "PG_VERSION", (made, made))
+
+
+def test_what_killed_runs_left_is_dropped_and_nothing_else(cfg, template_db):
+    if cfg.external_url:
+        pytest.skip("drop_leftovers leaves a server of EXO_TEST_DATABASE_URL alone")
+    old_retired, new_retired, old_open, clone = (
+        create_database(cfg, "exo_support", template=template_db.name) for _ in range(4)
+    )
+    old_template = Database(cfg, f"exo_test_{uuid.uuid4().hex[:10]}_tmpl")  # as a session's
+    with admin_connection(cfg) as conn:
+        conn.execute(
+            sql.SQL("alter database {} rename to {}").format(
+                *map(sql.Identifier, (clone.name, old_template.name))
+            )
+        )
+        conn.execute(sql.SQL("alter database {} is_template true").format(sql.Identifier(old_template.name)))
+    made = [old_retired, new_retired, old_open, old_template]
+    try:
+        for db in old_retired, new_retired:
+            retire_database(db)
+        for db in old_retired, old_open, old_template:
+            _made_hours_ago(cfg, db, 7)
+        dropped = drop_leftovers(cfg)
+        assert old_retired.name in dropped and old_template.name in dropped
+        assert not _exists(cfg, old_retired.name) and not _exists(cfg, old_template.name)
+        assert new_retired.name not in dropped and old_open.name not in dropped
+        assert _exists(cfg, new_retired.name) and _exists(cfg, old_open.name)
+    finally:
+        with admin_connection(cfg) as conn:
+            for db in made:
+                if _exists(cfg, db.name):
+                    conn.execute(
+                        sql.SQL("alter database {} is_template false").format(sql.Identifier(db.name))
+                    )
+        for db in made:
+            drop_database(db)
 
 
 def _imports(path) -> set[str]:
