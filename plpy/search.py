@@ -788,37 +788,56 @@ def opens_paragraph(text, spans, i):
     return i == 0 or text.count("\n", spans[i - 1][1], spans[i][0]) >= 2
 
 
-def excerpt(body, words, max_chars):
+def excerpt(body, words, max_chars, shown=frozenset()):
     """The passage of `body` (at most max_chars) of whole sentences whose words weigh most
     together (stem_weights: the question's words by how few of its sentences hold them, each
     counted once, so a run of sentences that holds the question's rarer words between them beats
     one sentence that repeats a common one). Of equal runs, the one that opens a paragraph (where
-    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one."""
+    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one. No
+    sentence of `shown` (sentence_keys an earlier excerpt of the packet showed: chunks of one
+    document overlap) is shown again; "" when every sentence was."""
     text = body.strip()
-    if len(text) <= max_chars:
-        return text
     spans = sentence_spans(text)
+    fresh = [sentence_key(text[a:b]) not in shown for a, b in spans]
+    if all(fresh) and len(text) <= max_chars:
+        return text
+    if spans and not any(fresh):
+        return ""
     held = sentence_stems(text, spans)
     weights = stem_weights(held, words)
     reach = []  # the last sentence of the run from each sentence within max_chars
     for i in range(len(spans)):
         j = i
-        while j + 1 < len(spans) and spans[j + 1][1] - spans[i][0] <= max_chars:
+        while j + 1 < len(spans) and fresh[j + 1] and spans[j + 1][1] - spans[i][0] <= max_chars:
             j += 1
         reach.append(j)
     held = [h & weights.keys() for h in held]
-    scores = [_weight(weights, set().union(*held[i : reach[i] + 1])) for i in range(len(spans))]
+    scores = [
+        _weight(weights, set().union(*held[i : reach[i] + 1])) if fresh[i] else -1.0
+        for i in range(len(spans))
+    ]
     starts = [i for i, v in enumerate(scores) if v == max(scores)]
     opening = [i for i in starts if opens_paragraph(text, spans, i)]
     lo = opening[0] if opening else starts[len(starts) // 2]
     hi = reach[lo]
-    while lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
+    while lo > 0 and fresh[lo - 1] and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
         lo -= 1
     a, b = spans[lo][0], spans[hi][1]
     if b - a > max_chars:  # one sentence longer than the excerpt
         b = a + max_chars
     passage = text[a:b].strip()
     return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
+
+
+def sentence_key(sentence):
+    """A sentence as excerpt() compares it with those shown: its words, case and spacing aside."""
+    return " ".join(sentence.casefold().split())
+
+
+def shown_sentences(passage):
+    """The sentence_keys of an excerpt (without its ellipsis marks)."""
+    text = passage.strip().removeprefix("...").removesuffix("...").strip()
+    return {sentence_key(text[a:b]) for a, b in sentence_spans(text)}
 
 
 def said(body):
@@ -977,16 +996,16 @@ def without_day(passage, day):
     return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
 
 
-def chunk_excerpt(c, words, max_chars, chat_chars=None):
+def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
     """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
     citation names; neighbours of the answering message within chat_chars, the answering message
-    as answering_line finds it), sentences for a document's."""
+    as answering_line finds it), sentences for a document's, none of `shown` (excerpt())."""
     if c.get("chat"):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
         return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender)
-    return excerpt(c["body"], words, max_chars)
+    return excerpt(c["body"], words, max_chars, shown)
 
 
 def cut_at(detail, moment):
@@ -1399,8 +1418,11 @@ def packet(
     def numbered(n, c):
         return f"[{n}] {citation(c)}{change_note(c, numbers)}"
 
+    said_of = {}  # document id -> the sentence_keys its excerpts showed (its chunks overlap)
+
     def body(c, chars):
-        return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+        seen = frozenset() if c.get("chat") else said_of.get(c["document_id"], frozenset())
+        return f"\n{chunk_excerpt(c, words, chars, chat_chars, seen)}\n\n"
 
     blocks_text = ""
     for c in chosen:
@@ -1410,6 +1432,8 @@ def packet(
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
         rest = fixed + blocks_text + hint_text + provenance([*used, c])
         excerpt = body(c, chars)
+        if not excerpt.strip() and c["body"].strip():  # an overlapping chunk's excerpt showed it all
+            continue
         last = estimate_tokens(rest + top + excerpt) > budget
         if last:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
@@ -1420,6 +1444,8 @@ def packet(
         used.append(c)
         heads.append(top)
         bodies.append(excerpt)
+        if not c.get("chat"):
+            said_of.setdefault(c["document_id"], set()).update(shown_sentences(excerpt))
         blocks_text += top + excerpt
         if last:
             break

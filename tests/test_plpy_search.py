@@ -1125,6 +1125,39 @@ def test_packet_cites_excerpts_and_leaves_out_weak_chunks():
     assert _sections(text) == ["# Context for: where does the zebra live", "## Evidence"]
 
 
+def test_two_overlapping_chunks_of_one_document_never_show_a_sentence_twice():
+    # a chunk repeats the end of the one before it: shown after it, only what it adds is shown
+    shared = "Configure complains that machparam.h is missing. The header files in uts are gone."
+    first = _candidate(1, body="When you configure lsof on Solaris 7, it fails. " + shared)
+    second = dict(
+        _candidate(2, body=shared + " Load them from the SUNWhea package."),
+        document_id=1001,
+        path="notes/doc1.md",
+    )
+    out = search.packet(
+        "solaris machparam header", _ranked([first, second], {1: 1.0, 2: 0.9}), [], REPORT, 4000, PACKET
+    )
+    assert [u["chunk_id"] for u in out["used"]] == [1, 2]
+    assert out["text"].count("The header files in uts are gone.") == 1
+    assert (
+        "[2] technical:notes/doc1.md (2026-01-01, current)\n... Load them from the SUNWhea package.\n"
+        in out["text"]
+    )
+    # a chunk all of whose sentences were shown is not cited again; another document's is
+    inner = dict(_candidate(3, body=shared), document_id=1001, path="notes/doc1.md")
+    elsewhere = _candidate(4, body="Solaris keeps machparam.h in its header package.")
+    out = search.packet(
+        "machparam header",
+        _ranked([first, inner, elsewhere], {1: 1.0, 3: 0.9, 4: 0.8}),
+        [],
+        REPORT,
+        4000,
+        PACKET,
+    )
+    assert [u["chunk_id"] for u in out["used"]] == [1, 4]
+    assert "[2] technical:notes/doc4.md" in out["text"]
+
+
 def test_a_change_mark_names_only_blocks_the_packet_shows():
     newer = dict(
         _candidate(1, body="My new manager is Tomasz."),
