@@ -4798,37 +4798,54 @@ def opens_paragraph(text, spans, i):
     """Whether span i of `text` is the first of its paragraph (after a blank line, or the first)."""
     return i == 0 or text.count("\n", spans[i - 1][1], spans[i][0]) >= 2
 
-def excerpt(body, words, max_chars):
+def excerpt(body, words, max_chars, shown=frozenset()):
     """The passage of `body` (at most max_chars) of whole sentences whose words weigh most
     together (stem_weights: the question's words by how few of its sentences hold them, each
     counted once, so a run of sentences that holds the question's rarer words between them beats
     one sentence that repeats a common one). Of equal runs, the one that opens a paragraph (where
-    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one."""
+    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one. No
+    sentence of `shown` (sentence_keys an earlier excerpt of the packet showed: chunks of one
+    document overlap) is shown again; "" when every sentence was."""
     text = body.strip()
-    if len(text) <= max_chars:
-        return text
     spans = sentence_spans(text)
+    fresh = [sentence_key(text[a:b]) not in shown for a, b in spans]
+    if all(fresh) and len(text) <= max_chars:
+        return text
+    if spans and not any(fresh):
+        return ""
     held = sentence_stems(text, spans)
     weights = stem_weights(held, words)
     reach = []  # the last sentence of the run from each sentence within max_chars
     for i in range(len(spans)):
         j = i
-        while j + 1 < len(spans) and spans[j + 1][1] - spans[i][0] <= max_chars:
+        while j + 1 < len(spans) and fresh[j + 1] and spans[j + 1][1] - spans[i][0] <= max_chars:
             j += 1
         reach.append(j)
     held = [h & weights.keys() for h in held]
-    scores = [_weight(weights, set().union(*held[i : reach[i] + 1])) for i in range(len(spans))]
+    scores = [
+        _weight(weights, set().union(*held[i : reach[i] + 1])) if fresh[i] else -1.0
+        for i in range(len(spans))
+    ]
     starts = [i for i, v in enumerate(scores) if v == max(scores)]
     opening = [i for i in starts if opens_paragraph(text, spans, i)]
     lo = opening[0] if opening else starts[len(starts) // 2]
     hi = reach[lo]
-    while lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
+    while lo > 0 and fresh[lo - 1] and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
         lo -= 1
     a, b = spans[lo][0], spans[hi][1]
     if b - a > max_chars:  # one sentence longer than the excerpt
         b = a + max_chars
     passage = text[a:b].strip()
     return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
+
+def sentence_key(sentence):
+    """A sentence as excerpt() compares it with those shown: its words, case and spacing aside."""
+    return " ".join(sentence.casefold().split())
+
+def shown_sentences(passage):
+    """The sentence_keys of an excerpt (without its ellipsis marks)."""
+    text = passage.strip().removeprefix("...").removesuffix("...").strip()
+    return {sentence_key(text[a:b]) for a, b in sentence_spans(text)}
 
 def said(body):
     """What a chat chunk's messages say, without their time and sender labels: a question naming
@@ -4976,16 +4993,16 @@ def without_day(passage, day):
     prefix = day + " "
     return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
 
-def chunk_excerpt(c, words, max_chars, chat_chars=None):
+def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
     """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
     citation names; neighbours of the answering message within chat_chars, the answering message
-    as answering_line finds it), sentences for a document's."""
+    as answering_line finds it), sentences for a document's, none of `shown` (excerpt())."""
     if c.get("chat"):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
         return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender)
-    return excerpt(c["body"], words, max_chars)
+    return excerpt(c["body"], words, max_chars, shown)
 
 def cut_at(detail, moment):
     """A pool_details row as of `moment` (a datetime; None: now): a chat window without the
@@ -5380,8 +5397,11 @@ def packet(
     def numbered(n, c):
         return f"[{n}] {citation(c)}{change_note(c, numbers)}"
 
+    said_of = {}  # document id -> the sentence_keys its excerpts showed (its chunks overlap)
+
     def body(c, chars):
-        return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+        seen = frozenset() if c.get("chat") else said_of.get(c["document_id"], frozenset())
+        return f"\n{chunk_excerpt(c, words, chars, chat_chars, seen)}\n\n"
 
     blocks_text = ""
     for c in chosen:
@@ -5391,6 +5411,8 @@ def packet(
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
         rest = fixed + blocks_text + hint_text + provenance([*used, c])
         excerpt = body(c, chars)
+        if not excerpt.strip() and c["body"].strip():  # an overlapping chunk's excerpt showed it all
+            continue
         last = estimate_tokens(rest + top + excerpt) > budget
         if last:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
@@ -5401,6 +5423,8 @@ def packet(
         used.append(c)
         heads.append(top)
         bodies.append(excerpt)
+        if not c.get("chat"):
+            said_of.setdefault(c["document_id"], set()).update(shown_sentences(excerpt))
         blocks_text += top + excerpt
         if last:
             break
@@ -7430,37 +7454,54 @@ def opens_paragraph(text, spans, i):
     """Whether span i of `text` is the first of its paragraph (after a blank line, or the first)."""
     return i == 0 or text.count("\n", spans[i - 1][1], spans[i][0]) >= 2
 
-def excerpt(body, words, max_chars):
+def excerpt(body, words, max_chars, shown=frozenset()):
     """The passage of `body` (at most max_chars) of whole sentences whose words weigh most
     together (stem_weights: the question's words by how few of its sentences hold them, each
     counted once, so a run of sentences that holds the question's rarer words between them beats
     one sentence that repeats a common one). Of equal runs, the one that opens a paragraph (where
-    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one."""
+    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one. No
+    sentence of `shown` (sentence_keys an earlier excerpt of the packet showed: chunks of one
+    document overlap) is shown again; "" when every sentence was."""
     text = body.strip()
-    if len(text) <= max_chars:
-        return text
     spans = sentence_spans(text)
+    fresh = [sentence_key(text[a:b]) not in shown for a, b in spans]
+    if all(fresh) and len(text) <= max_chars:
+        return text
+    if spans and not any(fresh):
+        return ""
     held = sentence_stems(text, spans)
     weights = stem_weights(held, words)
     reach = []  # the last sentence of the run from each sentence within max_chars
     for i in range(len(spans)):
         j = i
-        while j + 1 < len(spans) and spans[j + 1][1] - spans[i][0] <= max_chars:
+        while j + 1 < len(spans) and fresh[j + 1] and spans[j + 1][1] - spans[i][0] <= max_chars:
             j += 1
         reach.append(j)
     held = [h & weights.keys() for h in held]
-    scores = [_weight(weights, set().union(*held[i : reach[i] + 1])) for i in range(len(spans))]
+    scores = [
+        _weight(weights, set().union(*held[i : reach[i] + 1])) if fresh[i] else -1.0
+        for i in range(len(spans))
+    ]
     starts = [i for i, v in enumerate(scores) if v == max(scores)]
     opening = [i for i in starts if opens_paragraph(text, spans, i)]
     lo = opening[0] if opening else starts[len(starts) // 2]
     hi = reach[lo]
-    while lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
+    while lo > 0 and fresh[lo - 1] and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
         lo -= 1
     a, b = spans[lo][0], spans[hi][1]
     if b - a > max_chars:  # one sentence longer than the excerpt
         b = a + max_chars
     passage = text[a:b].strip()
     return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
+
+def sentence_key(sentence):
+    """A sentence as excerpt() compares it with those shown: its words, case and spacing aside."""
+    return " ".join(sentence.casefold().split())
+
+def shown_sentences(passage):
+    """The sentence_keys of an excerpt (without its ellipsis marks)."""
+    text = passage.strip().removeprefix("...").removesuffix("...").strip()
+    return {sentence_key(text[a:b]) for a, b in sentence_spans(text)}
 
 def said(body):
     """What a chat chunk's messages say, without their time and sender labels: a question naming
@@ -7608,16 +7649,16 @@ def without_day(passage, day):
     prefix = day + " "
     return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
 
-def chunk_excerpt(c, words, max_chars, chat_chars=None):
+def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
     """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
     citation names; neighbours of the answering message within chat_chars, the answering message
-    as answering_line finds it), sentences for a document's."""
+    as answering_line finds it), sentences for a document's, none of `shown` (excerpt())."""
     if c.get("chat"):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
         return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender)
-    return excerpt(c["body"], words, max_chars)
+    return excerpt(c["body"], words, max_chars, shown)
 
 def cut_at(detail, moment):
     """A pool_details row as of `moment` (a datetime; None: now): a chat window without the
@@ -8012,8 +8053,11 @@ def packet(
     def numbered(n, c):
         return f"[{n}] {citation(c)}{change_note(c, numbers)}"
 
+    said_of = {}  # document id -> the sentence_keys its excerpts showed (its chunks overlap)
+
     def body(c, chars):
-        return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+        seen = frozenset() if c.get("chat") else said_of.get(c["document_id"], frozenset())
+        return f"\n{chunk_excerpt(c, words, chars, chat_chars, seen)}\n\n"
 
     blocks_text = ""
     for c in chosen:
@@ -8023,6 +8067,8 @@ def packet(
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
         rest = fixed + blocks_text + hint_text + provenance([*used, c])
         excerpt = body(c, chars)
+        if not excerpt.strip() and c["body"].strip():  # an overlapping chunk's excerpt showed it all
+            continue
         last = estimate_tokens(rest + top + excerpt) > budget
         if last:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
@@ -8033,6 +8079,8 @@ def packet(
         used.append(c)
         heads.append(top)
         bodies.append(excerpt)
+        if not c.get("chat"):
+            said_of.setdefault(c["document_id"], set()).update(shown_sentences(excerpt))
         blocks_text += top + excerpt
         if last:
             break
@@ -9504,37 +9552,54 @@ def opens_paragraph(text, spans, i):
     """Whether span i of `text` is the first of its paragraph (after a blank line, or the first)."""
     return i == 0 or text.count("\n", spans[i - 1][1], spans[i][0]) >= 2
 
-def excerpt(body, words, max_chars):
+def excerpt(body, words, max_chars, shown=frozenset()):
     """The passage of `body` (at most max_chars) of whole sentences whose words weigh most
     together (stem_weights: the question's words by how few of its sentences hold them, each
     counted once, so a run of sentences that holds the question's rarer words between them beats
     one sentence that repeats a common one). Of equal runs, the one that opens a paragraph (where
-    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one."""
+    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one. No
+    sentence of `shown` (sentence_keys an earlier excerpt of the packet showed: chunks of one
+    document overlap) is shown again; "" when every sentence was."""
     text = body.strip()
-    if len(text) <= max_chars:
-        return text
     spans = sentence_spans(text)
+    fresh = [sentence_key(text[a:b]) not in shown for a, b in spans]
+    if all(fresh) and len(text) <= max_chars:
+        return text
+    if spans and not any(fresh):
+        return ""
     held = sentence_stems(text, spans)
     weights = stem_weights(held, words)
     reach = []  # the last sentence of the run from each sentence within max_chars
     for i in range(len(spans)):
         j = i
-        while j + 1 < len(spans) and spans[j + 1][1] - spans[i][0] <= max_chars:
+        while j + 1 < len(spans) and fresh[j + 1] and spans[j + 1][1] - spans[i][0] <= max_chars:
             j += 1
         reach.append(j)
     held = [h & weights.keys() for h in held]
-    scores = [_weight(weights, set().union(*held[i : reach[i] + 1])) for i in range(len(spans))]
+    scores = [
+        _weight(weights, set().union(*held[i : reach[i] + 1])) if fresh[i] else -1.0
+        for i in range(len(spans))
+    ]
     starts = [i for i, v in enumerate(scores) if v == max(scores)]
     opening = [i for i in starts if opens_paragraph(text, spans, i)]
     lo = opening[0] if opening else starts[len(starts) // 2]
     hi = reach[lo]
-    while lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
+    while lo > 0 and fresh[lo - 1] and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
         lo -= 1
     a, b = spans[lo][0], spans[hi][1]
     if b - a > max_chars:  # one sentence longer than the excerpt
         b = a + max_chars
     passage = text[a:b].strip()
     return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
+
+def sentence_key(sentence):
+    """A sentence as excerpt() compares it with those shown: its words, case and spacing aside."""
+    return " ".join(sentence.casefold().split())
+
+def shown_sentences(passage):
+    """The sentence_keys of an excerpt (without its ellipsis marks)."""
+    text = passage.strip().removeprefix("...").removesuffix("...").strip()
+    return {sentence_key(text[a:b]) for a, b in sentence_spans(text)}
 
 def said(body):
     """What a chat chunk's messages say, without their time and sender labels: a question naming
@@ -9682,16 +9747,16 @@ def without_day(passage, day):
     prefix = day + " "
     return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
 
-def chunk_excerpt(c, words, max_chars, chat_chars=None):
+def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
     """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
     citation names; neighbours of the answering message within chat_chars, the answering message
-    as answering_line finds it), sentences for a document's."""
+    as answering_line finds it), sentences for a document's, none of `shown` (excerpt())."""
     if c.get("chat"):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
         return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender)
-    return excerpt(c["body"], words, max_chars)
+    return excerpt(c["body"], words, max_chars, shown)
 
 def cut_at(detail, moment):
     """A pool_details row as of `moment` (a datetime; None: now): a chat window without the
@@ -10086,8 +10151,11 @@ def packet(
     def numbered(n, c):
         return f"[{n}] {citation(c)}{change_note(c, numbers)}"
 
+    said_of = {}  # document id -> the sentence_keys its excerpts showed (its chunks overlap)
+
     def body(c, chars):
-        return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+        seen = frozenset() if c.get("chat") else said_of.get(c["document_id"], frozenset())
+        return f"\n{chunk_excerpt(c, words, chars, chat_chars, seen)}\n\n"
 
     blocks_text = ""
     for c in chosen:
@@ -10097,6 +10165,8 @@ def packet(
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
         rest = fixed + blocks_text + hint_text + provenance([*used, c])
         excerpt = body(c, chars)
+        if not excerpt.strip() and c["body"].strip():  # an overlapping chunk's excerpt showed it all
+            continue
         last = estimate_tokens(rest + top + excerpt) > budget
         if last:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
@@ -10107,6 +10177,8 @@ def packet(
         used.append(c)
         heads.append(top)
         bodies.append(excerpt)
+        if not c.get("chat"):
+            said_of.setdefault(c["document_id"], set()).update(shown_sentences(excerpt))
         blocks_text += top + excerpt
         if last:
             break
@@ -12053,37 +12125,54 @@ def opens_paragraph(text, spans, i):
     """Whether span i of `text` is the first of its paragraph (after a blank line, or the first)."""
     return i == 0 or text.count("\n", spans[i - 1][1], spans[i][0]) >= 2
 
-def excerpt(body, words, max_chars):
+def excerpt(body, words, max_chars, shown=frozenset()):
     """The passage of `body` (at most max_chars) of whole sentences whose words weigh most
     together (stem_weights: the question's words by how few of its sentences hold them, each
     counted once, so a run of sentences that holds the question's rarer words between them beats
     one sentence that repeats a common one). Of equal runs, the one that opens a paragraph (where
-    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one."""
+    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one. No
+    sentence of `shown` (sentence_keys an earlier excerpt of the packet showed: chunks of one
+    document overlap) is shown again; "" when every sentence was."""
     text = body.strip()
-    if len(text) <= max_chars:
-        return text
     spans = sentence_spans(text)
+    fresh = [sentence_key(text[a:b]) not in shown for a, b in spans]
+    if all(fresh) and len(text) <= max_chars:
+        return text
+    if spans and not any(fresh):
+        return ""
     held = sentence_stems(text, spans)
     weights = stem_weights(held, words)
     reach = []  # the last sentence of the run from each sentence within max_chars
     for i in range(len(spans)):
         j = i
-        while j + 1 < len(spans) and spans[j + 1][1] - spans[i][0] <= max_chars:
+        while j + 1 < len(spans) and fresh[j + 1] and spans[j + 1][1] - spans[i][0] <= max_chars:
             j += 1
         reach.append(j)
     held = [h & weights.keys() for h in held]
-    scores = [_weight(weights, set().union(*held[i : reach[i] + 1])) for i in range(len(spans))]
+    scores = [
+        _weight(weights, set().union(*held[i : reach[i] + 1])) if fresh[i] else -1.0
+        for i in range(len(spans))
+    ]
     starts = [i for i, v in enumerate(scores) if v == max(scores)]
     opening = [i for i in starts if opens_paragraph(text, spans, i)]
     lo = opening[0] if opening else starts[len(starts) // 2]
     hi = reach[lo]
-    while lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
+    while lo > 0 and fresh[lo - 1] and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
         lo -= 1
     a, b = spans[lo][0], spans[hi][1]
     if b - a > max_chars:  # one sentence longer than the excerpt
         b = a + max_chars
     passage = text[a:b].strip()
     return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
+
+def sentence_key(sentence):
+    """A sentence as excerpt() compares it with those shown: its words, case and spacing aside."""
+    return " ".join(sentence.casefold().split())
+
+def shown_sentences(passage):
+    """The sentence_keys of an excerpt (without its ellipsis marks)."""
+    text = passage.strip().removeprefix("...").removesuffix("...").strip()
+    return {sentence_key(text[a:b]) for a, b in sentence_spans(text)}
 
 def said(body):
     """What a chat chunk's messages say, without their time and sender labels: a question naming
@@ -12231,16 +12320,16 @@ def without_day(passage, day):
     prefix = day + " "
     return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
 
-def chunk_excerpt(c, words, max_chars, chat_chars=None):
+def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
     """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
     citation names; neighbours of the answering message within chat_chars, the answering message
-    as answering_line finds it), sentences for a document's."""
+    as answering_line finds it), sentences for a document's, none of `shown` (excerpt())."""
     if c.get("chat"):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
         return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender)
-    return excerpt(c["body"], words, max_chars)
+    return excerpt(c["body"], words, max_chars, shown)
 
 def cut_at(detail, moment):
     """A pool_details row as of `moment` (a datetime; None: now): a chat window without the
@@ -12635,8 +12724,11 @@ def packet(
     def numbered(n, c):
         return f"[{n}] {citation(c)}{change_note(c, numbers)}"
 
+    said_of = {}  # document id -> the sentence_keys its excerpts showed (its chunks overlap)
+
     def body(c, chars):
-        return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+        seen = frozenset() if c.get("chat") else said_of.get(c["document_id"], frozenset())
+        return f"\n{chunk_excerpt(c, words, chars, chat_chars, seen)}\n\n"
 
     blocks_text = ""
     for c in chosen:
@@ -12646,6 +12738,8 @@ def packet(
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
         rest = fixed + blocks_text + hint_text + provenance([*used, c])
         excerpt = body(c, chars)
+        if not excerpt.strip() and c["body"].strip():  # an overlapping chunk's excerpt showed it all
+            continue
         last = estimate_tokens(rest + top + excerpt) > budget
         if last:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
@@ -12656,6 +12750,8 @@ def packet(
         used.append(c)
         heads.append(top)
         bodies.append(excerpt)
+        if not c.get("chat"):
+            said_of.setdefault(c["document_id"], set()).update(shown_sentences(excerpt))
         blocks_text += top + excerpt
         if last:
             break
@@ -13692,37 +13788,54 @@ def opens_paragraph(text, spans, i):
     """Whether span i of `text` is the first of its paragraph (after a blank line, or the first)."""
     return i == 0 or text.count("\n", spans[i - 1][1], spans[i][0]) >= 2
 
-def excerpt(body, words, max_chars):
+def excerpt(body, words, max_chars, shown=frozenset()):
     """The passage of `body` (at most max_chars) of whole sentences whose words weigh most
     together (stem_weights: the question's words by how few of its sentences hold them, each
     counted once, so a run of sentences that holds the question's rarer words between them beats
     one sentence that repeats a common one). Of equal runs, the one that opens a paragraph (where
-    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one."""
+    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one. No
+    sentence of `shown` (sentence_keys an earlier excerpt of the packet showed: chunks of one
+    document overlap) is shown again; "" when every sentence was."""
     text = body.strip()
-    if len(text) <= max_chars:
-        return text
     spans = sentence_spans(text)
+    fresh = [sentence_key(text[a:b]) not in shown for a, b in spans]
+    if all(fresh) and len(text) <= max_chars:
+        return text
+    if spans and not any(fresh):
+        return ""
     held = sentence_stems(text, spans)
     weights = stem_weights(held, words)
     reach = []  # the last sentence of the run from each sentence within max_chars
     for i in range(len(spans)):
         j = i
-        while j + 1 < len(spans) and spans[j + 1][1] - spans[i][0] <= max_chars:
+        while j + 1 < len(spans) and fresh[j + 1] and spans[j + 1][1] - spans[i][0] <= max_chars:
             j += 1
         reach.append(j)
     held = [h & weights.keys() for h in held]
-    scores = [_weight(weights, set().union(*held[i : reach[i] + 1])) for i in range(len(spans))]
+    scores = [
+        _weight(weights, set().union(*held[i : reach[i] + 1])) if fresh[i] else -1.0
+        for i in range(len(spans))
+    ]
     starts = [i for i, v in enumerate(scores) if v == max(scores)]
     opening = [i for i in starts if opens_paragraph(text, spans, i)]
     lo = opening[0] if opening else starts[len(starts) // 2]
     hi = reach[lo]
-    while lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
+    while lo > 0 and fresh[lo - 1] and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
         lo -= 1
     a, b = spans[lo][0], spans[hi][1]
     if b - a > max_chars:  # one sentence longer than the excerpt
         b = a + max_chars
     passage = text[a:b].strip()
     return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
+
+def sentence_key(sentence):
+    """A sentence as excerpt() compares it with those shown: its words, case and spacing aside."""
+    return " ".join(sentence.casefold().split())
+
+def shown_sentences(passage):
+    """The sentence_keys of an excerpt (without its ellipsis marks)."""
+    text = passage.strip().removeprefix("...").removesuffix("...").strip()
+    return {sentence_key(text[a:b]) for a, b in sentence_spans(text)}
 
 def said(body):
     """What a chat chunk's messages say, without their time and sender labels: a question naming
@@ -13870,16 +13983,16 @@ def without_day(passage, day):
     prefix = day + " "
     return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
 
-def chunk_excerpt(c, words, max_chars, chat_chars=None):
+def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
     """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
     citation names; neighbours of the answering message within chat_chars, the answering message
-    as answering_line finds it), sentences for a document's."""
+    as answering_line finds it), sentences for a document's, none of `shown` (excerpt())."""
     if c.get("chat"):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
         return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender)
-    return excerpt(c["body"], words, max_chars)
+    return excerpt(c["body"], words, max_chars, shown)
 
 def cut_at(detail, moment):
     """A pool_details row as of `moment` (a datetime; None: now): a chat window without the
@@ -14274,8 +14387,11 @@ def packet(
     def numbered(n, c):
         return f"[{n}] {citation(c)}{change_note(c, numbers)}"
 
+    said_of = {}  # document id -> the sentence_keys its excerpts showed (its chunks overlap)
+
     def body(c, chars):
-        return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+        seen = frozenset() if c.get("chat") else said_of.get(c["document_id"], frozenset())
+        return f"\n{chunk_excerpt(c, words, chars, chat_chars, seen)}\n\n"
 
     blocks_text = ""
     for c in chosen:
@@ -14285,6 +14401,8 @@ def packet(
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
         rest = fixed + blocks_text + hint_text + provenance([*used, c])
         excerpt = body(c, chars)
+        if not excerpt.strip() and c["body"].strip():  # an overlapping chunk's excerpt showed it all
+            continue
         last = estimate_tokens(rest + top + excerpt) > budget
         if last:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
@@ -14295,6 +14413,8 @@ def packet(
         used.append(c)
         heads.append(top)
         bodies.append(excerpt)
+        if not c.get("chat"):
+            said_of.setdefault(c["document_id"], set()).update(shown_sentences(excerpt))
         blocks_text += top + excerpt
         if last:
             break
@@ -15947,37 +16067,54 @@ def opens_paragraph(text, spans, i):
     """Whether span i of `text` is the first of its paragraph (after a blank line, or the first)."""
     return i == 0 or text.count("\n", spans[i - 1][1], spans[i][0]) >= 2
 
-def excerpt(body, words, max_chars):
+def excerpt(body, words, max_chars, shown=frozenset()):
     """The passage of `body` (at most max_chars) of whole sentences whose words weigh most
     together (stem_weights: the question's words by how few of its sentences hold them, each
     counted once, so a run of sentences that holds the question's rarer words between them beats
     one sentence that repeats a common one). Of equal runs, the one that opens a paragraph (where
-    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one."""
+    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one. No
+    sentence of `shown` (sentence_keys an earlier excerpt of the packet showed: chunks of one
+    document overlap) is shown again; "" when every sentence was."""
     text = body.strip()
-    if len(text) <= max_chars:
-        return text
     spans = sentence_spans(text)
+    fresh = [sentence_key(text[a:b]) not in shown for a, b in spans]
+    if all(fresh) and len(text) <= max_chars:
+        return text
+    if spans and not any(fresh):
+        return ""
     held = sentence_stems(text, spans)
     weights = stem_weights(held, words)
     reach = []  # the last sentence of the run from each sentence within max_chars
     for i in range(len(spans)):
         j = i
-        while j + 1 < len(spans) and spans[j + 1][1] - spans[i][0] <= max_chars:
+        while j + 1 < len(spans) and fresh[j + 1] and spans[j + 1][1] - spans[i][0] <= max_chars:
             j += 1
         reach.append(j)
     held = [h & weights.keys() for h in held]
-    scores = [_weight(weights, set().union(*held[i : reach[i] + 1])) for i in range(len(spans))]
+    scores = [
+        _weight(weights, set().union(*held[i : reach[i] + 1])) if fresh[i] else -1.0
+        for i in range(len(spans))
+    ]
     starts = [i for i, v in enumerate(scores) if v == max(scores)]
     opening = [i for i in starts if opens_paragraph(text, spans, i)]
     lo = opening[0] if opening else starts[len(starts) // 2]
     hi = reach[lo]
-    while lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
+    while lo > 0 and fresh[lo - 1] and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
         lo -= 1
     a, b = spans[lo][0], spans[hi][1]
     if b - a > max_chars:  # one sentence longer than the excerpt
         b = a + max_chars
     passage = text[a:b].strip()
     return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
+
+def sentence_key(sentence):
+    """A sentence as excerpt() compares it with those shown: its words, case and spacing aside."""
+    return " ".join(sentence.casefold().split())
+
+def shown_sentences(passage):
+    """The sentence_keys of an excerpt (without its ellipsis marks)."""
+    text = passage.strip().removeprefix("...").removesuffix("...").strip()
+    return {sentence_key(text[a:b]) for a, b in sentence_spans(text)}
 
 def said(body):
     """What a chat chunk's messages say, without their time and sender labels: a question naming
@@ -16125,16 +16262,16 @@ def without_day(passage, day):
     prefix = day + " "
     return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
 
-def chunk_excerpt(c, words, max_chars, chat_chars=None):
+def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
     """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
     citation names; neighbours of the answering message within chat_chars, the answering message
-    as answering_line finds it), sentences for a document's."""
+    as answering_line finds it), sentences for a document's, none of `shown` (excerpt())."""
     if c.get("chat"):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
         return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender)
-    return excerpt(c["body"], words, max_chars)
+    return excerpt(c["body"], words, max_chars, shown)
 
 def cut_at(detail, moment):
     """A pool_details row as of `moment` (a datetime; None: now): a chat window without the
@@ -16529,8 +16666,11 @@ def packet(
     def numbered(n, c):
         return f"[{n}] {citation(c)}{change_note(c, numbers)}"
 
+    said_of = {}  # document id -> the sentence_keys its excerpts showed (its chunks overlap)
+
     def body(c, chars):
-        return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+        seen = frozenset() if c.get("chat") else said_of.get(c["document_id"], frozenset())
+        return f"\n{chunk_excerpt(c, words, chars, chat_chars, seen)}\n\n"
 
     blocks_text = ""
     for c in chosen:
@@ -16540,6 +16680,8 @@ def packet(
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
         rest = fixed + blocks_text + hint_text + provenance([*used, c])
         excerpt = body(c, chars)
+        if not excerpt.strip() and c["body"].strip():  # an overlapping chunk's excerpt showed it all
+            continue
         last = estimate_tokens(rest + top + excerpt) > budget
         if last:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
@@ -16550,6 +16692,8 @@ def packet(
         used.append(c)
         heads.append(top)
         bodies.append(excerpt)
+        if not c.get("chat"):
+            said_of.setdefault(c["document_id"], set()).update(shown_sentences(excerpt))
         blocks_text += top + excerpt
         if last:
             break
@@ -34220,37 +34364,54 @@ def opens_paragraph(text, spans, i):
     """Whether span i of `text` is the first of its paragraph (after a blank line, or the first)."""
     return i == 0 or text.count("\n", spans[i - 1][1], spans[i][0]) >= 2
 
-def excerpt(body, words, max_chars):
+def excerpt(body, words, max_chars, shown=frozenset()):
     """The passage of `body` (at most max_chars) of whole sentences whose words weigh most
     together (stem_weights: the question's words by how few of its sentences hold them, each
     counted once, so a run of sentences that holds the question's rarer words between them beats
     one sentence that repeats a common one). Of equal runs, the one that opens a paragraph (where
-    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one."""
+    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one. No
+    sentence of `shown` (sentence_keys an earlier excerpt of the packet showed: chunks of one
+    document overlap) is shown again; "" when every sentence was."""
     text = body.strip()
-    if len(text) <= max_chars:
-        return text
     spans = sentence_spans(text)
+    fresh = [sentence_key(text[a:b]) not in shown for a, b in spans]
+    if all(fresh) and len(text) <= max_chars:
+        return text
+    if spans and not any(fresh):
+        return ""
     held = sentence_stems(text, spans)
     weights = stem_weights(held, words)
     reach = []  # the last sentence of the run from each sentence within max_chars
     for i in range(len(spans)):
         j = i
-        while j + 1 < len(spans) and spans[j + 1][1] - spans[i][0] <= max_chars:
+        while j + 1 < len(spans) and fresh[j + 1] and spans[j + 1][1] - spans[i][0] <= max_chars:
             j += 1
         reach.append(j)
     held = [h & weights.keys() for h in held]
-    scores = [_weight(weights, set().union(*held[i : reach[i] + 1])) for i in range(len(spans))]
+    scores = [
+        _weight(weights, set().union(*held[i : reach[i] + 1])) if fresh[i] else -1.0
+        for i in range(len(spans))
+    ]
     starts = [i for i, v in enumerate(scores) if v == max(scores)]
     opening = [i for i in starts if opens_paragraph(text, spans, i)]
     lo = opening[0] if opening else starts[len(starts) // 2]
     hi = reach[lo]
-    while lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
+    while lo > 0 and fresh[lo - 1] and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
         lo -= 1
     a, b = spans[lo][0], spans[hi][1]
     if b - a > max_chars:  # one sentence longer than the excerpt
         b = a + max_chars
     passage = text[a:b].strip()
     return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
+
+def sentence_key(sentence):
+    """A sentence as excerpt() compares it with those shown: its words, case and spacing aside."""
+    return " ".join(sentence.casefold().split())
+
+def shown_sentences(passage):
+    """The sentence_keys of an excerpt (without its ellipsis marks)."""
+    text = passage.strip().removeprefix("...").removesuffix("...").strip()
+    return {sentence_key(text[a:b]) for a, b in sentence_spans(text)}
 
 def said(body):
     """What a chat chunk's messages say, without their time and sender labels: a question naming
@@ -34398,16 +34559,16 @@ def without_day(passage, day):
     prefix = day + " "
     return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
 
-def chunk_excerpt(c, words, max_chars, chat_chars=None):
+def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
     """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
     citation names; neighbours of the answering message within chat_chars, the answering message
-    as answering_line finds it), sentences for a document's."""
+    as answering_line finds it), sentences for a document's, none of `shown` (excerpt())."""
     if c.get("chat"):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
         return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender)
-    return excerpt(c["body"], words, max_chars)
+    return excerpt(c["body"], words, max_chars, shown)
 
 def cut_at(detail, moment):
     """A pool_details row as of `moment` (a datetime; None: now): a chat window without the
@@ -34802,8 +34963,11 @@ def packet(
     def numbered(n, c):
         return f"[{n}] {citation(c)}{change_note(c, numbers)}"
 
+    said_of = {}  # document id -> the sentence_keys its excerpts showed (its chunks overlap)
+
     def body(c, chars):
-        return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+        seen = frozenset() if c.get("chat") else said_of.get(c["document_id"], frozenset())
+        return f"\n{chunk_excerpt(c, words, chars, chat_chars, seen)}\n\n"
 
     blocks_text = ""
     for c in chosen:
@@ -34813,6 +34977,8 @@ def packet(
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
         rest = fixed + blocks_text + hint_text + provenance([*used, c])
         excerpt = body(c, chars)
+        if not excerpt.strip() and c["body"].strip():  # an overlapping chunk's excerpt showed it all
+            continue
         last = estimate_tokens(rest + top + excerpt) > budget
         if last:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
@@ -34823,6 +34989,8 @@ def packet(
         used.append(c)
         heads.append(top)
         bodies.append(excerpt)
+        if not c.get("chat"):
+            said_of.setdefault(c["document_id"], set()).update(shown_sentences(excerpt))
         blocks_text += top + excerpt
         if last:
             break
@@ -36174,37 +36342,54 @@ def opens_paragraph(text, spans, i):
     """Whether span i of `text` is the first of its paragraph (after a blank line, or the first)."""
     return i == 0 or text.count("\n", spans[i - 1][1], spans[i][0]) >= 2
 
-def excerpt(body, words, max_chars):
+def excerpt(body, words, max_chars, shown=frozenset()):
     """The passage of `body` (at most max_chars) of whole sentences whose words weigh most
     together (stem_weights: the question's words by how few of its sentences hold them, each
     counted once, so a run of sentences that holds the question's rarer words between them beats
     one sentence that repeats a common one). Of equal runs, the one that opens a paragraph (where
-    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one."""
+    an answer starts: "No. PKWare has kept that format proprietary."), else the middle one. No
+    sentence of `shown` (sentence_keys an earlier excerpt of the packet showed: chunks of one
+    document overlap) is shown again; "" when every sentence was."""
     text = body.strip()
-    if len(text) <= max_chars:
-        return text
     spans = sentence_spans(text)
+    fresh = [sentence_key(text[a:b]) not in shown for a, b in spans]
+    if all(fresh) and len(text) <= max_chars:
+        return text
+    if spans and not any(fresh):
+        return ""
     held = sentence_stems(text, spans)
     weights = stem_weights(held, words)
     reach = []  # the last sentence of the run from each sentence within max_chars
     for i in range(len(spans)):
         j = i
-        while j + 1 < len(spans) and spans[j + 1][1] - spans[i][0] <= max_chars:
+        while j + 1 < len(spans) and fresh[j + 1] and spans[j + 1][1] - spans[i][0] <= max_chars:
             j += 1
         reach.append(j)
     held = [h & weights.keys() for h in held]
-    scores = [_weight(weights, set().union(*held[i : reach[i] + 1])) for i in range(len(spans))]
+    scores = [
+        _weight(weights, set().union(*held[i : reach[i] + 1])) if fresh[i] else -1.0
+        for i in range(len(spans))
+    ]
     starts = [i for i, v in enumerate(scores) if v == max(scores)]
     opening = [i for i in starts if opens_paragraph(text, spans, i)]
     lo = opening[0] if opening else starts[len(starts) // 2]
     hi = reach[lo]
-    while lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
+    while lo > 0 and fresh[lo - 1] and spans[hi][1] - spans[lo - 1][0] <= max_chars:  # room left at the end
         lo -= 1
     a, b = spans[lo][0], spans[hi][1]
     if b - a > max_chars:  # one sentence longer than the excerpt
         b = a + max_chars
     passage = text[a:b].strip()
     return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
+
+def sentence_key(sentence):
+    """A sentence as excerpt() compares it with those shown: its words, case and spacing aside."""
+    return " ".join(sentence.casefold().split())
+
+def shown_sentences(passage):
+    """The sentence_keys of an excerpt (without its ellipsis marks)."""
+    text = passage.strip().removeprefix("...").removesuffix("...").strip()
+    return {sentence_key(text[a:b]) for a, b in sentence_spans(text)}
 
 def said(body):
     """What a chat chunk's messages say, without their time and sender labels: a question naming
@@ -36352,16 +36537,16 @@ def without_day(passage, day):
     prefix = day + " "
     return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
 
-def chunk_excerpt(c, words, max_chars, chat_chars=None):
+def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
     """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
     citation names; neighbours of the answering message within chat_chars, the answering message
-    as answering_line finds it), sentences for a document's."""
+    as answering_line finds it), sentences for a document's, none of `shown` (excerpt())."""
     if c.get("chat"):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
         return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender)
-    return excerpt(c["body"], words, max_chars)
+    return excerpt(c["body"], words, max_chars, shown)
 
 def cut_at(detail, moment):
     """A pool_details row as of `moment` (a datetime; None: now): a chat window without the
@@ -36756,8 +36941,11 @@ def packet(
     def numbered(n, c):
         return f"[{n}] {citation(c)}{change_note(c, numbers)}"
 
+    said_of = {}  # document id -> the sentence_keys its excerpts showed (its chunks overlap)
+
     def body(c, chars):
-        return f"\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+        seen = frozenset() if c.get("chat") else said_of.get(c["document_id"], frozenset())
+        return f"\n{chunk_excerpt(c, words, chars, chat_chars, seen)}\n\n"
 
     blocks_text = ""
     for c in chosen:
@@ -36767,6 +36955,8 @@ def packet(
         chars = settings["packet.excerpt_chars"] * (1 if used else 2)
         rest = fixed + blocks_text + hint_text + provenance([*used, c])
         excerpt = body(c, chars)
+        if not excerpt.strip() and c["body"].strip():  # an overlapping chunk's excerpt showed it all
+            continue
         last = estimate_tokens(rest + top + excerpt) > budget
         if last:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
@@ -36777,6 +36967,8 @@ def packet(
         used.append(c)
         heads.append(top)
         bodies.append(excerpt)
+        if not c.get("chat"):
+            said_of.setdefault(c["document_id"], set()).update(shown_sentences(excerpt))
         blocks_text += top + excerpt
         if last:
             break
