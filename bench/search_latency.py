@@ -463,7 +463,11 @@ def stage_params(admin: psycopg.Connection, info: CorpusInfo, ws: str, embed: Ca
     (vector,) = embed([semantic])
     vector_text = "[" + ",".join(repr(float(x)) for x in vector) + "]"
     return {
-        "identifier": (["text", *base], [ident, *common], f"identifier {ident!r}"),
+        "identifier": (
+            ["text", *base, "text"],
+            [ident, *common, f"what about {ident}"],
+            f"identifier {ident!r}",
+        ),
         "lexical": (["text", *base], [phrase, *common], f"query {phrase!r}"),
         "dated": (
             ["date", *base, "date", "text"],

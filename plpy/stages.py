@@ -165,7 +165,9 @@ class StageSearch:
         # by all the question's words
         need = min(self.per_workspace, self.settings["retrieval.confident_needed"])
         for ident in q.idents:
-            found = self.run_stage("identifier", ws, bands, {"identifier": ident})
+            found = self.run_stage(
+                "identifier", ws, bands, {"identifier": ident, "query": self.q.words[:MAX_QUERY_CHARS]}
+            )
             rare = len(found) <= need
             if not rare:
                 self.common_idents.add(ident)

@@ -38895,7 +38895,9 @@ class StageSearch:
         # by all the question's words
         need = min(self.per_workspace, self.settings["retrieval.confident_needed"])
         for ident in q.idents:
-            found = self.run_stage("identifier", ws, bands, {"identifier": ident})
+            found = self.run_stage(
+                "identifier", ws, bands, {"identifier": ident, "query": self.q.words[:MAX_QUERY_CHARS]}
+            )
             rare = len(found) <= need
             if not rare:
                 self.common_idents.add(ident)
@@ -40784,6 +40786,7 @@ CREATE FUNCTION exo_private.stage_parameters() RETURNS TABLE(stage text, "positi
     AS $$
     with own (stage, "position", name, type) as (values
         ('identifier', 1, 'identifier', 'text'),
+        ('identifier', 6, 'query', 'text'),
         ('lexical', 1, 'query', 'text'),
         ('dated', 1, 'first_day', 'date'),
         ('dated', 6, 'last_day', 'date'),
@@ -41108,7 +41111,9 @@ begin
     -- string is common (a host most notes name) and its holders are not all read: BM25's first 10 x
     -- the limit hits of its words, checked for the string, as many as the limit in BM25's order. A
     -- string of under three characters has no trigram: BM25's too. BM25 scores only the rows kept
-    -- (a score computed outside the index costs about 0.1 ms a row).
+    -- (a score computed outside the index costs about 0.1 ms a row), by the string with the
+    -- question's words: of a common string's holders, those that hold what the question asks of
+    -- it come first ("Why won't the HP-UX depot install?": the one of twelve that names depots).
     return format($q$
         with holders as materialized (
             select c.id from exo_private.%I c
@@ -41119,7 +41124,7 @@ begin
         ), few as materialized (
             select pg_catalog.length({identifier}) >= 3 and count(*) <= {row_limit} as yes from holders
         )
-        select x.chunk_id, -(x.ranked operator(public.<@>) public.to_bm25query(exo_private.bm25_text({identifier}), %L)) as score,
+        select x.chunk_id, -(x.ranked operator(public.<@>) public.to_bm25query(exo_private.bm25_text({identifier} || ' ' || {query}), %L)) as score,
                x.charged
         from (
             select c.id as chunk_id, %s as ranked, c.charged_subjects as charged
@@ -41132,7 +41137,7 @@ begin
                     select c.id as chunk_id, %s as ranked, c.charged_subjects as charged, c.body
                     from exo_private.%I c
                     where not (select f.yes from few f) and %s
-                    order by %s operator(public.<@>) public.to_bm25query(exo_private.bm25_text({identifier}), %L)
+                    order by %s operator(public.<@>) public.to_bm25query(exo_private.bm25_text({identifier} || ' ' || {query}), %L)
                     limit {row_limit} * 10
                 ) z
                 where pg_catalog.strpos(pg_catalog.lower(z.body), pg_catalog.lower({identifier})) > 0

@@ -20,20 +20,21 @@ def corpus(cfg, template_db):
         yield conn, info
 
 
-def stage(conn, identifier: str, limit: int) -> tuple[list[int], str]:
-    """The stage's rows (chunk ids, best first) for one string in the technical workspace, and its plan."""
+def stage(conn, identifier: str, limit: int, query: str | None = None) -> tuple[list[int], str]:
+    """The stage's rows (chunk ids, best first) for one string in the technical workspace, asked in
+    `query` (the string alone by default), and its plan."""
     (text,) = conn.execute(
         "select exo_private.stage_sql('identifier', 'technical', 1, 384, false)"
     ).fetchone()
     # Prepared with the parameters' types, as exo_private.retrieve prepares it. At 600 chunks a
     # sequential scan is cheaper than any index: the plans at a million are bench.search_latency's.
     conn.execute("set enable_seqscan = off")
-    conn.execute(f"prepare identifier_stage (text, text[], date, int, text[]) as {text}")
+    conn.execute(f"prepare identifier_stage (text, text[], date, int, text[], text) as {text}")
     try:
         cur = psycopg.ClientCursor(conn)
-        args = (identifier, BANDS, search_corpus.date.today(), limit, [])
-        rows = cur.execute("execute identifier_stage (%s, %s, %s, %s, %s)", args).fetchall()
-        explain = "explain (analyze, costs off) execute identifier_stage (%s, %s, %s, %s, %s)"
+        args = (identifier, BANDS, search_corpus.date.today(), limit, [], query or identifier)
+        rows = cur.execute("execute identifier_stage (%s, %s, %s, %s, %s, %s)", args).fetchall()
+        explain = "explain (analyze, costs off) execute identifier_stage (%s, %s, %s, %s, %s, %s)"
         plan = "\n".join(r[0] for r in cur.execute(explain, args))
     finally:
         conn.execute("deallocate identifier_stage")
@@ -66,6 +67,25 @@ def test_a_common_string_takes_bm25s_first_hits_that_hold_it(corpus):
     assert len(common) > 10 * 5  # past what the trigram path reads at a limit of 5
     found, plan = stage(conn, "cluster", 5)
     assert len(found) == 5 and set(found) <= common
+    assert "Index Scan using chunks_technical_bm25_open" in plan
+
+
+def test_of_a_common_strings_holders_those_that_hold_the_questions_word_come_first(corpus):
+    conn, _info = corpus
+    plain = stage(conn, "cluster", 5)[0]
+    # a word that only a few of the string's holders use, none of them among its first five
+    (word,) = conn.execute(
+        """select w.word from exo_private.chunks_technical c,
+                  regexp_split_to_table(lower(c.body), '[^a-z]+') w (word)
+           where strpos(lower(c.body), 'cluster') > 0 and length(w.word) >= 5
+           group by w.word
+           having count(distinct c.id) between 1 and 4 and not bool_or(c.id = any(%s))
+           order by count(distinct c.id), w.word limit 1""",
+        (plain,),
+    ).fetchone()
+    both = holders(conn, "cluster") & holders(conn, word)
+    found, plan = stage(conn, "cluster", 5, f"Which cluster has the {word}?")
+    assert set(found[: len(both)]) == both and not both & set(plain)
     assert "Index Scan using chunks_technical_bm25_open" in plan
 
 
