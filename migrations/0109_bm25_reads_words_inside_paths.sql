@@ -3,18 +3,11 @@
 -- 'fstab' or 'machparam' matched no chunk that wrote the word only inside one. Every BM25 index
 -- (each workspace's chunks_<workspace>_bm25 and _bm25_open, chat_messages_bm25) reads its text
 -- through exo_private.bm25_text, which opens them into their words, and every BM25 query reads the
--- question through it too. Its home is here, not sql/: the indexes are built on what it returns,
--- so a changed rule is a new function and a rebuild, never a silent replace.
+-- question through it too. Made here for the indexes below; its home is sql/030_text.sql, which
+-- makes it again with the same body (the indexes are built on what it returns).
 create function exo_private.bm25_text(body text) returns text
 language sql immutable strict parallel safe
--- a slash, a backslash or an at sign anywhere, and a dot between a letter or digit and a letter
--- ('machparam.h', 'example.org'; not '3.14' or 'v1.2.3', which stay whole)
 return pg_catalog.regexp_replace(body, '[/\\@]|(?<=[[:alnum:]])\.(?=[[:alpha:]])', ' ', 'g');
-
-comment on function exo_private.bm25_text(text) is
-    'The text a BM25 index reads, and a BM25 query: paths, URLs, hosts and e-mail addresses opened '
-    'into their words (slashes, backslashes, at signs and dots before a letter made spaces), which '
-    'the english parser keeps whole.';
 
 do $$
 declare

@@ -1,4 +1,18 @@
--- Text helpers that run inside the server (bodies in plpy/).
+-- Text helpers that run inside the server (most bodies in plpy/).
+
+-- exo_private.bm25_text: the text a BM25 index reads (migration 0109 built every BM25 index on it).
+-- The english parser keeps a path, a URL, a host and an e-mail address whole ('/etc/fstab' is one
+-- lexeme); this opens them into their words. A changed body needs a migration that rebuilds the
+-- indexes, or they hold words the queries no longer read.
+create or replace function exo_private.bm25_text(body text) returns text
+language sql immutable strict parallel safe
+-- a slash, a backslash or an at sign anywhere, and a dot between a letter or digit and a letter
+-- ('machparam.h', 'example.org'; not '3.14' or 'v1.2.3', which stay whole)
+return pg_catalog.regexp_replace(body, '[/\\@]|(?<=[[:alnum:]])\.(?=[[:alpha:]])', ' ', 'g');
+comment on function exo_private.bm25_text(text) is
+    'The text a BM25 index reads, and a BM25 query: paths, URLs, hosts and e-mail addresses opened '
+    'into their words (slashes, backslashes, at signs and dots before a letter made spaces), which '
+    'the english parser keeps whole.';
 
 -- exo_private.canonical_key: identity key of a name (NFKC, casefold, whitespace).
 create or replace function exo_private.canonical_key(name text)
