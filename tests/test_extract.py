@@ -840,13 +840,29 @@ def test_sandbox_a_dead_process_is_crashed_and_replaced(tmp_path):
     with Sandbox(LIMITS) as sandbox:
         sandbox.extract(path, "txt")
         list(sandbox.text())
-        os.kill(sandbox._child.pid, 9)
+        # dies between two files: the next one gets a new process, and nothing is said
+        idle = sandbox._child.pid
+        os.kill(idle, 9)
+        os.waitid(os.P_PID, idle, os.WEXITED | os.WNOWAIT)  # dead (not reaped) before the next call
+        sandbox.extract(path, "txt")
+        assert b"".join(sandbox.text()) == b"note" and sandbox._child.pid != idle
+        # dies once found alive, before it answers: that file is the one that crashed it
+        start = sandbox._start
+
+        def start_then_die(deadline):
+            child = start(deadline)
+            os.kill(child.pid, 9)
+            os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)
+            return child
+
+        sandbox._start = start_then_die
         with pytest.raises(ExtractionError) as info:
             sandbox.extract(path, "txt")
         assert (info.value.error_class, info.value.message) == (
             "crashed",
             "the extraction process died (signal 9)",
         )
+        sandbox._start = start
         sandbox.extract(path, "txt")
         assert b"".join(sandbox.text()) == b"note"
 

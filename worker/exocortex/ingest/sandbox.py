@@ -113,8 +113,10 @@ class Sandbox:
     # -- the child ----------------------------------------------------------------------------
 
     def _start(self, deadline: float) -> subprocess.Popen:
-        if self._child is not None and self._child.poll() is None:
-            return self._child
+        if self._child is not None:
+            if self._child.poll() is None:
+                return self._child
+            self._discard(self._child)  # died between two files: its pipes go with it
         self._child = subprocess.Popen(
             [sys.executable, "-m", "exocortex.ingest.sandbox", str(self.limits.memory_bytes)],
             # This very interpreter: its path may not be reachable by an unprivileged user whose
