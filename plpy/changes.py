@@ -38,10 +38,14 @@ from search import (
     _CHAT_LABEL,
     _DETERMINERS,
     _WORD,
+    ANSWER_COVERAGE,
     MEASURES,
     STOPWORDS,
     answering_line,
+    chat_answering,
+    coverage,
     query_words,
+    said,
     stem,
     written_names,
 )
@@ -71,6 +75,8 @@ CHANGE_WORDS = frozenset(
         "increased",
         "lowered",
         "cut",
+        "correction",
+        "corrected",
         "switched",
         "updated",
         "update",
@@ -82,8 +88,10 @@ CHANGE_WORDS = frozenset(
 )
 # "these days" says the same as "now" in two words.
 _NOW_PHRASE = re.compile(r"\bthese days\b", re.IGNORECASE)
+# A number, not the digits of a word or an identifier ("Q3", "P2", "ORTAND-88").
 _NUMBER = re.compile(
-    rf"(?:[{''.join(CURRENCY_SIGNS.values())}]|\b(?:{'|'.join(CURRENCY_SIGNS)})\s?)?\d+(?:[.,:]\d+)*"
+    rf"(?:[{''.join(CURRENCY_SIGNS.values())}]|\b(?:{'|'.join(CURRENCY_SIGNS)})\s?)?"
+    r"(?<![A-Za-z\d.])(?<![A-Za-z]-)\d+(?:[.,:]\d+)*"
 )
 # A unit written right after a number ("10 km", "50GB", "250 ms"): its kind of quantity.
 _UNIT = re.compile(r"\s?([A-Za-z]{1,5})\b")
@@ -96,11 +104,26 @@ _OPENS = re.compile(r"(?:^|\n|[.!?:;]\s+)\s*(?:(?:[-*+>#|]+|\d+[.)])[ \t*_]*)?$"
 
 
 def asks_now(query, report):
-    """Whether the question asks what holds now: a present-tense verb, no past one, no date."""
-    if (report.get("temporal") or {}).get("span"):
-        return False
+    """Whether the question asks what holds now, or at the time it names: a present-tense verb and
+    no past one ("When is the Q3 report due?", "What time is my meeting on Friday?"; order_changes
+    compares only what was said by the end of a time named)."""
     words = set(query_words(query))
     return bool(words & PRESENT) and not words & PAST
+
+
+def time_named(query, report):
+    """The last day of the time a question asks about (report.temporal's span), where one of its
+    signals is said as when ("on Friday", "in 2023", "this week for the launch") rather than as a
+    word of a thing's name ("the Q3 report", "my March rent": a content word follows it); else
+    None."""
+    temporal = report.get("temporal") or {}
+    last = (temporal.get("span") or {}).get("last")
+    for signal in temporal.get("signals") or [] if last else []:
+        at = query.find(signal["text"])
+        follows = re.match(r"\s+([A-Za-z][\w'-]*)", query[at + len(signal["text"]) :]) if at >= 0 else None
+        if at >= 0 and not (follows and follows.group(1).casefold() not in STOPWORDS):
+            return last
+    return None
 
 
 def told(line):
@@ -253,7 +276,8 @@ def statement(line, asked):
     """(values, about) of an answering line: the values it tells (told()), and the stems of its
     content words and of what its quantities measure (MEASURES)."""
     text = told(line)
-    numbers = {number_value(m, text) for m in _NUMBER.finditer(text)}
+    # a number the question writes ("order 4512") is what it asks about, no value
+    numbers = {number_value(m, text) for m in _NUMBER.finditer(text) if m.group().casefold() not in asked}
     # parts of a value are no names: a unit ("GB" of "20 GB"), a day's month ("June" of "2 June"),
     # a currency's code
     codes = {code.casefold() for code in CURRENCY_SIGNS}
@@ -351,10 +375,14 @@ _SPEAKER = re.compile(r"^\[\d{1,2}:\d{2}(?::\d{2})?\]\s*[^:\n]{1,80}:\s")
 
 
 def stated(c, words, asked, asked_roles=None):
-    """What the candidate's answering line states: {line, values, about, time, day, source}; a
-    word of the question the line holds only as another part of speech (`asked_roles`: the
+    """What the candidate's answering line states (line_stated)."""
+    return line_stated(answering_line(c, words), c, asked, asked_roles)
+
+
+def line_stated(line, c, asked, asked_roles=None):
+    """What a line of candidate c states: {values, about, near, time, day, source, update, named};
+    a word of the question the line holds only as another part of speech (`asked_roles`: the
     question's word_roles()) is not what it is about."""
-    line = answering_line(c, words)
     label = _CHAT_LABEL.match(line)
     time = label.group(1) if label and len(label.group(1)) == 16 else c.get("written_at")
     text = line[label.end() :] if label else _SPEAKER.sub("", line)
@@ -365,7 +393,7 @@ def stated(c, words, asked, asked_roles=None):
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
     return {"values": values, "about": about - other, "near": near, "time": time,
             "day": (time or "")[:10], "source": source, "update": says_changed(text, asked),
-            "named": named_changed(text, asked)}  # fmt: skip
+            "named": named_changed(text, asked), "text": text}  # fmt: skip
 
 
 def told_of(f, words, kind):
@@ -415,6 +443,61 @@ def same_thing(a, b, asked):
     if of_question:
         return bool(shared) and any(differ(a["near"][w], b["near"][w]) for w in of_question)
     return bool(shared) and differ(a["values"], b["values"])
+
+
+def window_update(c, words, every, asked, asked_roles, f):
+    """(index, earlier, later) where another message of chat window c than its answering one
+    (whose statement is f) tells a different value of the same thing (same_thing), a value beside
+    a word of the question in one of the two ("Correction: the design team meeting moved to 3pm on
+    Friday." a minute after "My meeting with the design team is at 2pm on Friday."), or, telling
+    no value to compare, is a later message of its sender that says it changes something and
+    holds ANSWER_COVERAGE of the question's `words` ("Update: order ORTAND-88 has shipped." after
+    "Order ORTAND-88 is currently pending."): that message's index and the two statements in the
+    order they were said (the latest such); else None."""
+    if not c.get("chat") or not f["time"]:
+        return None
+    messages, at = chat_answering(c, words)
+    for i in range(len(messages) - 1, -1, -1):
+        if i == at:
+            continue
+        g = line_stated(messages[i], c, every, asked_roles)
+        if g["time"] and any(h["near"].get(w) for h in (f, g) for w in asked) and same_thing(g, f, asked):
+            return (i, f, g) if i > at else (i, g, f)
+    sender = sender_of(messages[at])
+    for i in range(len(messages) - 1, at, -1):
+        if sender_of(messages[i]) == sender and says_change_of(said(messages[i]), words):
+            g = line_stated(messages[i], c, every, asked_roles)
+            return (i, f, g) if g["time"] else None
+    return None
+
+
+def says_change_of(text, words):
+    """Whether a line says it changes something (a word of CHANGE_WORDS, "these days") and holds
+    ANSWER_COVERAGE of the question's content `words`: "Update: order ORTAND-88 has shipped." of
+    "What is the status of order ORTAND-88?"."""
+    return bool(
+        ({w.casefold() for w in _WORD.findall(text)} & CHANGE_WORDS or _NOW_PHRASE.search(text))
+        and coverage(text, words) >= ANSWER_COVERAGE
+    )
+
+
+def restates(a, b, words):
+    """Two statements of one conversation about what is asked that tell no values to compare,
+    the newer saying it changes something (says_change_of) and the older holding ANSWER_COVERAGE
+    of the question's `words`: "Update: order ORTAND-88 has shipped." a month after "Order
+    ORTAND-88 is currently pending."."""
+    if a["source"] != b["source"] or a["source"][0] != "chat" or not (a["time"] and b["time"]):
+        return False
+    if a["time"] == b["time"] or a["values"] or b["values"]:
+        return False
+    newer, older = (a, b) if a["time"] > b["time"] else (b, a)
+    return says_change_of(newer["text"], words) and coverage(older["text"], words) >= ANSWER_COVERAGE
+
+
+def sender_of(message):
+    """Who sent a chat message, by its label ("2026-09-07 20:57 Ana Lind: ..."), or None."""
+    label = _CHAT_LABEL.match(message)
+    return label.group().removeprefix(label.group(1)).strip().removesuffix(":") if label else None
 
 
 def replaces(f, g):
@@ -482,16 +565,29 @@ def order_changes(query, chosen, report, pool=()):
     every = query_words(query)
     words = [w for w in every if w not in STOPWORDS]
     asked_roles = word_roles(every)
-    facts = [stated(c, words, set(every), asked_roles) for c in chosen]
     # what is asked of them, not whom: a name the question writes ("Where does Pixel sleep?") is
     # its subject, beside which a line tells anything of it
     names = written_names(query)
     asked = {stem(w) for w in words if len(w) >= 3 and w not in names}
+    chosen, facts = list(chosen), [stated(c, words, set(every), asked_roles) for c in chosen]
+    within = {}  # a window's chunk id -> (the time of its line a later one updates, the later's)
+    for i, c in enumerate(chosen):
+        found = window_update(c, words, set(every), asked, asked_roles, facts[i])
+        if found:  # the window's newer statement stands for it; its excerpt shows both
+            other, earlier, later = found
+            within[c["chunk_id"]] = (earlier["time"], later["time"])
+            chosen[i], facts[i] = dict(c, also_at=other), later
     chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_roles)
+    # a time the question names ("on Friday", "in 2023"): what was said after it ends tells
+    # nothing of then
+    until = time_named(query, report)
+    said_by = [not until or str(f["day"]) <= until for f in facts]
     groups = []
     for i in range(len(chosen)):
+        if not said_by[i]:
+            continue
         for g in groups:
-            if all(same_thing(facts[i], facts[j], asked) for j in g):
+            if all(same_thing(facts[i], facts[j], asked) or restates(facts[i], facts[j], words) for j in g):
                 g.append(i)
                 break
         else:
@@ -511,6 +607,7 @@ def order_changes(query, chosen, report, pool=()):
         and (
             any(of_asked[i] for i in g)
             or (not any(of_asked) and any(replaces(facts[i], facts[j]) for i in g for j in g))
+            or all(restates(facts[i], facts[j], words) for i in g for j in g if i != j)
         )
     ]
     for g in about:
@@ -528,8 +625,16 @@ def order_changes(query, chosen, report, pool=()):
             for place, i in zip(sorted(g), newest, strict=True):
                 later = i == newest[0]
                 others = [x for x in ids if x != chosen[i]["chunk_id"]] if later else ids[:1]
+                update = facts[i]["update"] or says_change_of(facts[i]["text"], words)
                 out[place] = dict(chosen[i], change={"kind": "later" if later else "earlier", "others": others,
-                                                     "day": facts[i]["day"], "update": facts[i]["update"]})  # fmt: skip
+                                                     "day": facts[i]["day"], "update": update})  # fmt: skip
         changes.append({"kind": kind, "chunks": ids})
+    for i, c in enumerate(out):
+        if c["chunk_id"] in within and not c.get("change"):
+            earlier, later = within[c["chunk_id"]]
+            out[i] = dict(
+                c, change={"kind": "later", "others": [], "day": later, "update": True, "within": earlier}
+            )
+            changes.append({"kind": "update", "chunks": [c["chunk_id"]], "within": True})
     report["changes"] = changes
     return out

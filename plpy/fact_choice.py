@@ -123,16 +123,14 @@ def facts_about(query, facts, passages, report, settings, meaning=None):
     # written on a later day may have changed it ("I report to Tomasz now" after "My manager is
     # Priya"), so it is not stated as current; observed and declared facts are. Only a passage
     # that could: one with a line that says rather than asks ("How do I write a self-review for
-    # my manager?" cannot) and names or counts something the value does not.
+    # my manager?" cannot) and names or counts something the value does not. In the fact's own
+    # conversation, a later message may: "The Q3 report deadline was pushed back to September
+    # 1st." a minute or a month after "The Q3 report is due on August 15th."
     for f in rows:
         if id(f) in shown and f.get("kind") == "extracted":
             own = {s.get("document_id") for s in f.get("sources") or []}
             day = str(f.get("valid_from") or "")[:10]
-            if any(
-                passage_day(p) > day and tells_another_value(p.get("body") or "", f["value"], asked)
-                for p in passages
-                if p.get("document_id") not in own
-            ):
+            if any(said_later(p, f["value"], own, day, asked) for p in passages):
                 shown[id(f)] = "later passages"
     hidden = ("later passages", "superseded")
     chosen = [f for f in facts if f.get("withheld") or shown.get(id(f), hidden[0]) not in hidden]
@@ -207,6 +205,24 @@ def tells_another_value(text, value, asked):
                 return True
             before = word + mark.strip()
     return False
+
+
+def said_later(passage, value, own, day, asked):
+    """Whether a cited passage may tell a newer value than an extracted fact's `value`, said on
+    `day` in one of the documents `own` (tells_another_value): a passage of another document
+    written on a later day; or, of the fact's own conversation, a window of a later day, or the
+    messages after the one that states the value (a chat's lines are in the order said; a
+    document's sentences are not)."""
+    body = passage.get("body") or ""
+    if passage.get("document_id") not in own:
+        return passage_day(passage) > day and tells_another_value(body, value, asked)
+    if not passage.get("chat"):
+        return False
+    at = body.casefold().find(value.casefold())
+    if at < 0:
+        return passage_day(passage) > day and tells_another_value(body, value, asked)
+    after = body[body.find("\n", at) + 1 :] if "\n" in body[at:] else ""
+    return tells_another_value(after, value, asked)
 
 
 def passage_day(passage):

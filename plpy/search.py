@@ -368,17 +368,19 @@ def hints(charged_counts, withheld, how):
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
 
-# "How much", "how many": words of the asking, of a quantity, not of the thing asked about.
+# "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
+# is my current address?": of the asking, of when (asks_present), not of the thing either.
 QUANTITY_ASKS = frozenset(["much", "many"])
+PRESENT_ASKS = frozenset(["now", "nowadays", "currently", "current", "still", "anymore", "lately", "latest"])
 
 
 def answer_words(terms, entities):
     """The question's content words that say what it asks about: not words of the names it gives
     (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
-    answer), nor of asking a quantity (QUANTITY_ASKS), nor shorter than three letters (the "s"
-    of "John's")."""
+    answer), nor of asking a quantity or the present (QUANTITY_ASKS, PRESENT_ASKS), nor shorter
+    than three letters (the "s" of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
+    return [w for w in terms if w not in named and w not in QUANTITY_ASKS | PRESENT_ASKS and len(w) >= 3]
 
 
 # A question of fewer content words says too little for its similarity to say whether anything
@@ -934,14 +936,20 @@ def asked_of_chat(c, words):
     return asked, len(asked) < len(words)
 
 
+def chat_answering(c, words):
+    """(messages, index): a chat window's messages (chat_messages) and its answering one's index."""
+    messages = chat_messages(c["body"])
+    asked, names_sender = asked_of_chat(c, words)
+    return messages, answering_message(messages, asked, c["chat"].get("similarity"), names_sender)
+
+
 def answering_line(c, words):
     """The line a candidate's excerpt centres on: the answering message of a chat window, with its
     time and sender, or the sentence of a document richest in `words`."""
     text = c["body"].strip()
     if c.get("chat"):
-        messages = chat_messages(text)
-        asked, names_sender = asked_of_chat(c, words)
-        return messages[answering_message(messages, asked, c["chat"].get("similarity"), names_sender)]
+        messages, at = chat_answering(c, words)
+        return messages[at]
     spans = sentence_spans(text)
     if not spans:
         return text
@@ -949,13 +957,16 @@ def answering_line(c, words):
     return text[a:b]
 
 
-def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False):
+def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False, also=None):
     """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
     one per message, from their vectors) or else the one richest in `words` in what it says
     (said(); compared by their first five letters, as coverage() does), whole up to max_chars
-    with the reply when it asks a question, and its neighbours while the excerpt stays within
-    context_chars (default max_chars), plus the ellipsis marks. A message longer than max_chars keeps its time and sender and whole lines
-    around its line richest in `words`; only a line longer than the limit is cut."""
+    with the reply when it asks a question, or with the run to message `also` (its index: one
+    that tells another value of what it tells), and its neighbours while the excerpt stays within
+    context_chars (default max_chars), plus the ellipsis marks; where the run to `also` is too
+    long, the later of the two alone is the core. A message longer than max_chars keeps its time
+    and sender and whole lines around its line richest in `words`; only a line longer than the
+    limit is cut."""
     text = body.strip()
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
@@ -964,7 +975,13 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, na
     best = answering_message(messages, words, similarity, names_sender)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
+    newer = best if also is None else max(best, also)
+    if also is not None:
+        best, last = min(best, also), max(last, also)
     core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
+    if core > max_chars and also is not None:
+        best = last = newer
+        core = len(messages[best])
     if core > max_chars:
         last, core = best, len(messages[best])
     if core <= max_chars:
@@ -1004,7 +1021,9 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
-        return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender)
+        return chat_excerpt(
+            body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender, c.get("also_at")
+        )
     return excerpt(c["body"], words, max_chars, shown)
 
 
@@ -1313,6 +1332,8 @@ def change_note(c, numbers):
     change = c.get("change")
     if not change:
         return ""
+    if change.get("within"):  # a later line of the same chat window (changes.window_update)
+        return f" (later line, {change['day']}: updates the line of {change['within']})"
     refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
     if not refs:  # the passages it is marked against did not fit the budget
         return ""

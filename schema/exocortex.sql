@@ -4410,16 +4410,18 @@ def hints(charged_counts, withheld, how):
 # name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
-# "How much", "how many": words of the asking, of a quantity, not of the thing asked about.
+# "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
+# is my current address?": of the asking, of when (asks_present), not of the thing either.
 QUANTITY_ASKS = frozenset(["much", "many"])
+PRESENT_ASKS = frozenset(["now", "nowadays", "currently", "current", "still", "anymore", "lately", "latest"])
 
 def answer_words(terms, entities):
     """The question's content words that say what it asks about: not words of the names it gives
     (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
-    answer), nor of asking a quantity (QUANTITY_ASKS), nor shorter than three letters (the "s"
-    of "John's")."""
+    answer), nor of asking a quantity or the present (QUANTITY_ASKS, PRESENT_ASKS), nor shorter
+    than three letters (the "s" of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
+    return [w for w in terms if w not in named and w not in QUANTITY_ASKS | PRESENT_ASKS and len(w) >= 3]
 
 # A question of fewer content words says too little for its similarity to say whether anything
 # answers it: "Where do I live?" is 0.21 from "I live in Bristol now." (MiniLM), where a question
@@ -4934,27 +4936,35 @@ def asked_of_chat(c, words):
     asked = [w for w in words if w not in named]
     return asked, len(asked) < len(words)
 
+def chat_answering(c, words):
+    """(messages, index): a chat window's messages (chat_messages) and its answering one's index."""
+    messages = chat_messages(c["body"])
+    asked, names_sender = asked_of_chat(c, words)
+    return messages, answering_message(messages, asked, c["chat"].get("similarity"), names_sender)
+
 def answering_line(c, words):
     """The line a candidate's excerpt centres on: the answering message of a chat window, with its
     time and sender, or the sentence of a document richest in `words`."""
     text = c["body"].strip()
     if c.get("chat"):
-        messages = chat_messages(text)
-        asked, names_sender = asked_of_chat(c, words)
-        return messages[answering_message(messages, asked, c["chat"].get("similarity"), names_sender)]
+        messages, at = chat_answering(c, words)
+        return messages[at]
     spans = sentence_spans(text)
     if not spans:
         return text
     a, b = spans[richest_sentence(text, spans, words)]
     return text[a:b]
 
-def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False):
+def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False, also=None):
     """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
     one per message, from their vectors) or else the one richest in `words` in what it says
     (said(); compared by their first five letters, as coverage() does), whole up to max_chars
-    with the reply when it asks a question, and its neighbours while the excerpt stays within
-    context_chars (default max_chars), plus the ellipsis marks. A message longer than max_chars keeps its time and sender and whole lines
-    around its line richest in `words`; only a line longer than the limit is cut."""
+    with the reply when it asks a question, or with the run to message `also` (its index: one
+    that tells another value of what it tells), and its neighbours while the excerpt stays within
+    context_chars (default max_chars), plus the ellipsis marks; where the run to `also` is too
+    long, the later of the two alone is the core. A message longer than max_chars keeps its time
+    and sender and whole lines around its line richest in `words`; only a line longer than the
+    limit is cut."""
     text = body.strip()
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
@@ -4963,7 +4973,13 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, na
     best = answering_message(messages, words, similarity, names_sender)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
+    newer = best if also is None else max(best, also)
+    if also is not None:
+        best, last = min(best, also), max(last, also)
     core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
+    if core > max_chars and also is not None:
+        best = last = newer
+        core = len(messages[best])
     if core > max_chars:
         last, core = best, len(messages[best])
     if core <= max_chars:
@@ -5001,7 +5017,9 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
-        return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender)
+        return chat_excerpt(
+            body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender, c.get("also_at")
+        )
     return excerpt(c["body"], words, max_chars, shown)
 
 def cut_at(detail, moment):
@@ -5293,6 +5311,8 @@ def change_note(c, numbers):
     change = c.get("change")
     if not change:
         return ""
+    if change.get("within"):  # a later line of the same chat window (changes.window_update)
+        return f" (later line, {change['day']}: updates the line of {change['within']})"
     refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
     if not refs:  # the passages it is marked against did not fit the budget
         return ""
@@ -7066,16 +7086,18 @@ def hints(charged_counts, withheld, how):
 # name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
-# "How much", "how many": words of the asking, of a quantity, not of the thing asked about.
+# "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
+# is my current address?": of the asking, of when (asks_present), not of the thing either.
 QUANTITY_ASKS = frozenset(["much", "many"])
+PRESENT_ASKS = frozenset(["now", "nowadays", "currently", "current", "still", "anymore", "lately", "latest"])
 
 def answer_words(terms, entities):
     """The question's content words that say what it asks about: not words of the names it gives
     (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
-    answer), nor of asking a quantity (QUANTITY_ASKS), nor shorter than three letters (the "s"
-    of "John's")."""
+    answer), nor of asking a quantity or the present (QUANTITY_ASKS, PRESENT_ASKS), nor shorter
+    than three letters (the "s" of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
+    return [w for w in terms if w not in named and w not in QUANTITY_ASKS | PRESENT_ASKS and len(w) >= 3]
 
 # A question of fewer content words says too little for its similarity to say whether anything
 # answers it: "Where do I live?" is 0.21 from "I live in Bristol now." (MiniLM), where a question
@@ -7590,27 +7612,35 @@ def asked_of_chat(c, words):
     asked = [w for w in words if w not in named]
     return asked, len(asked) < len(words)
 
+def chat_answering(c, words):
+    """(messages, index): a chat window's messages (chat_messages) and its answering one's index."""
+    messages = chat_messages(c["body"])
+    asked, names_sender = asked_of_chat(c, words)
+    return messages, answering_message(messages, asked, c["chat"].get("similarity"), names_sender)
+
 def answering_line(c, words):
     """The line a candidate's excerpt centres on: the answering message of a chat window, with its
     time and sender, or the sentence of a document richest in `words`."""
     text = c["body"].strip()
     if c.get("chat"):
-        messages = chat_messages(text)
-        asked, names_sender = asked_of_chat(c, words)
-        return messages[answering_message(messages, asked, c["chat"].get("similarity"), names_sender)]
+        messages, at = chat_answering(c, words)
+        return messages[at]
     spans = sentence_spans(text)
     if not spans:
         return text
     a, b = spans[richest_sentence(text, spans, words)]
     return text[a:b]
 
-def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False):
+def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False, also=None):
     """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
     one per message, from their vectors) or else the one richest in `words` in what it says
     (said(); compared by their first five letters, as coverage() does), whole up to max_chars
-    with the reply when it asks a question, and its neighbours while the excerpt stays within
-    context_chars (default max_chars), plus the ellipsis marks. A message longer than max_chars keeps its time and sender and whole lines
-    around its line richest in `words`; only a line longer than the limit is cut."""
+    with the reply when it asks a question, or with the run to message `also` (its index: one
+    that tells another value of what it tells), and its neighbours while the excerpt stays within
+    context_chars (default max_chars), plus the ellipsis marks; where the run to `also` is too
+    long, the later of the two alone is the core. A message longer than max_chars keeps its time
+    and sender and whole lines around its line richest in `words`; only a line longer than the
+    limit is cut."""
     text = body.strip()
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
@@ -7619,7 +7649,13 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, na
     best = answering_message(messages, words, similarity, names_sender)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
+    newer = best if also is None else max(best, also)
+    if also is not None:
+        best, last = min(best, also), max(last, also)
     core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
+    if core > max_chars and also is not None:
+        best = last = newer
+        core = len(messages[best])
     if core > max_chars:
         last, core = best, len(messages[best])
     if core <= max_chars:
@@ -7657,7 +7693,9 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
-        return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender)
+        return chat_excerpt(
+            body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender, c.get("also_at")
+        )
     return excerpt(c["body"], words, max_chars, shown)
 
 def cut_at(detail, moment):
@@ -7949,6 +7987,8 @@ def change_note(c, numbers):
     change = c.get("change")
     if not change:
         return ""
+    if change.get("within"):  # a later line of the same chat window (changes.window_update)
+        return f" (later line, {change['day']}: updates the line of {change['within']})"
     refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
     if not refs:  # the passages it is marked against did not fit the budget
         return ""
@@ -9164,16 +9204,18 @@ def hints(charged_counts, withheld, how):
 # name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
-# "How much", "how many": words of the asking, of a quantity, not of the thing asked about.
+# "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
+# is my current address?": of the asking, of when (asks_present), not of the thing either.
 QUANTITY_ASKS = frozenset(["much", "many"])
+PRESENT_ASKS = frozenset(["now", "nowadays", "currently", "current", "still", "anymore", "lately", "latest"])
 
 def answer_words(terms, entities):
     """The question's content words that say what it asks about: not words of the names it gives
     (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
-    answer), nor of asking a quantity (QUANTITY_ASKS), nor shorter than three letters (the "s"
-    of "John's")."""
+    answer), nor of asking a quantity or the present (QUANTITY_ASKS, PRESENT_ASKS), nor shorter
+    than three letters (the "s" of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
+    return [w for w in terms if w not in named and w not in QUANTITY_ASKS | PRESENT_ASKS and len(w) >= 3]
 
 # A question of fewer content words says too little for its similarity to say whether anything
 # answers it: "Where do I live?" is 0.21 from "I live in Bristol now." (MiniLM), where a question
@@ -9688,27 +9730,35 @@ def asked_of_chat(c, words):
     asked = [w for w in words if w not in named]
     return asked, len(asked) < len(words)
 
+def chat_answering(c, words):
+    """(messages, index): a chat window's messages (chat_messages) and its answering one's index."""
+    messages = chat_messages(c["body"])
+    asked, names_sender = asked_of_chat(c, words)
+    return messages, answering_message(messages, asked, c["chat"].get("similarity"), names_sender)
+
 def answering_line(c, words):
     """The line a candidate's excerpt centres on: the answering message of a chat window, with its
     time and sender, or the sentence of a document richest in `words`."""
     text = c["body"].strip()
     if c.get("chat"):
-        messages = chat_messages(text)
-        asked, names_sender = asked_of_chat(c, words)
-        return messages[answering_message(messages, asked, c["chat"].get("similarity"), names_sender)]
+        messages, at = chat_answering(c, words)
+        return messages[at]
     spans = sentence_spans(text)
     if not spans:
         return text
     a, b = spans[richest_sentence(text, spans, words)]
     return text[a:b]
 
-def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False):
+def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False, also=None):
     """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
     one per message, from their vectors) or else the one richest in `words` in what it says
     (said(); compared by their first five letters, as coverage() does), whole up to max_chars
-    with the reply when it asks a question, and its neighbours while the excerpt stays within
-    context_chars (default max_chars), plus the ellipsis marks. A message longer than max_chars keeps its time and sender and whole lines
-    around its line richest in `words`; only a line longer than the limit is cut."""
+    with the reply when it asks a question, or with the run to message `also` (its index: one
+    that tells another value of what it tells), and its neighbours while the excerpt stays within
+    context_chars (default max_chars), plus the ellipsis marks; where the run to `also` is too
+    long, the later of the two alone is the core. A message longer than max_chars keeps its time
+    and sender and whole lines around its line richest in `words`; only a line longer than the
+    limit is cut."""
     text = body.strip()
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
@@ -9717,7 +9767,13 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, na
     best = answering_message(messages, words, similarity, names_sender)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
+    newer = best if also is None else max(best, also)
+    if also is not None:
+        best, last = min(best, also), max(last, also)
     core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
+    if core > max_chars and also is not None:
+        best = last = newer
+        core = len(messages[best])
     if core > max_chars:
         last, core = best, len(messages[best])
     if core <= max_chars:
@@ -9755,7 +9811,9 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
-        return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender)
+        return chat_excerpt(
+            body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender, c.get("also_at")
+        )
     return excerpt(c["body"], words, max_chars, shown)
 
 def cut_at(detail, moment):
@@ -10047,6 +10105,8 @@ def change_note(c, numbers):
     change = c.get("change")
     if not change:
         return ""
+    if change.get("within"):  # a later line of the same chat window (changes.window_update)
+        return f" (later line, {change['day']}: updates the line of {change['within']})"
     refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
     if not refs:  # the passages it is marked against did not fit the budget
         return ""
@@ -10249,6 +10309,8 @@ CHANGE_WORDS = frozenset(
         "increased",
         "lowered",
         "cut",
+        "correction",
+        "corrected",
         "switched",
         "updated",
         "update",
@@ -10260,8 +10322,10 @@ CHANGE_WORDS = frozenset(
 )
 # "these days" says the same as "now" in two words.
 _NOW_PHRASE = re.compile(r"\bthese days\b", re.IGNORECASE)
+# A number, not the digits of a word or an identifier ("Q3", "P2", "ORTAND-88").
 _NUMBER = re.compile(
-    rf"(?:[{''.join(CURRENCY_SIGNS.values())}]|\b(?:{'|'.join(CURRENCY_SIGNS)})\s?)?\d+(?:[.,:]\d+)*"
+    rf"(?:[{''.join(CURRENCY_SIGNS.values())}]|\b(?:{'|'.join(CURRENCY_SIGNS)})\s?)?"
+    r"(?<![A-Za-z\d.])(?<![A-Za-z]-)\d+(?:[.,:]\d+)*"
 )
 # A unit written right after a number ("10 km", "50GB", "250 ms"): its kind of quantity.
 _UNIT = re.compile(r"\s?([A-Za-z]{1,5})\b")
@@ -10273,11 +10337,25 @@ _NAME = re.compile(r"\b(?:[A-Z][a-z]{0,2}\.\s+)?[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w
 _OPENS = re.compile(r"(?:^|\n|[.!?:;]\s+)\s*(?:(?:[-*+>#|]+|\d+[.)])[ \t*_]*)?$")
 
 def asks_now(query, report):
-    """Whether the question asks what holds now: a present-tense verb, no past one, no date."""
-    if (report.get("temporal") or {}).get("span"):
-        return False
+    """Whether the question asks what holds now, or at the time it names: a present-tense verb and
+    no past one ("When is the Q3 report due?", "What time is my meeting on Friday?"; order_changes
+    compares only what was said by the end of a time named)."""
     words = set(query_words(query))
     return bool(words & PRESENT) and not words & PAST
+
+def time_named(query, report):
+    """The last day of the time a question asks about (report.temporal's span), where one of its
+    signals is said as when ("on Friday", "in 2023", "this week for the launch") rather than as a
+    word of a thing's name ("the Q3 report", "my March rent": a content word follows it); else
+    None."""
+    temporal = report.get("temporal") or {}
+    last = (temporal.get("span") or {}).get("last")
+    for signal in temporal.get("signals") or [] if last else []:
+        at = query.find(signal["text"])
+        follows = re.match(r"\s+([A-Za-z][\w'-]*)", query[at + len(signal["text"]) :]) if at >= 0 else None
+        if at >= 0 and not (follows and follows.group(1).casefold() not in STOPWORDS):
+            return last
+    return None
 
 def told(line):
     """What a line tells: its sentences, a question left out but for what precedes its last comma
@@ -10415,7 +10493,8 @@ def statement(line, asked):
     """(values, about) of an answering line: the values it tells (told()), and the stems of its
     content words and of what its quantities measure (MEASURES)."""
     text = told(line)
-    numbers = {number_value(m, text) for m in _NUMBER.finditer(text)}
+    # a number the question writes ("order 4512") is what it asks about, no value
+    numbers = {number_value(m, text) for m in _NUMBER.finditer(text) if m.group().casefold() not in asked}
     # parts of a value are no names: a unit ("GB" of "20 GB"), a day's month ("June" of "2 June"),
     # a currency's code
     codes = {code.casefold() for code in CURRENCY_SIGNS}
@@ -10505,10 +10584,13 @@ def used_otherwise(text, asked_roles):
 _SPEAKER = re.compile(r"^\[\d{1,2}:\d{2}(?::\d{2})?\]\s*[^:\n]{1,80}:\s")
 
 def stated(c, words, asked, asked_roles=None):
-    """What the candidate's answering line states: {line, values, about, time, day, source}; a
-    word of the question the line holds only as another part of speech (`asked_roles`: the
+    """What the candidate's answering line states (line_stated)."""
+    return line_stated(answering_line(c, words), c, asked, asked_roles)
+
+def line_stated(line, c, asked, asked_roles=None):
+    """What a line of candidate c states: {values, about, near, time, day, source, update, named};
+    a word of the question the line holds only as another part of speech (`asked_roles`: the
     question's word_roles()) is not what it is about."""
-    line = answering_line(c, words)
     label = _CHAT_LABEL.match(line)
     time = label.group(1) if label and len(label.group(1)) == 16 else c.get("written_at")
     text = line[label.end() :] if label else _SPEAKER.sub("", line)
@@ -10519,7 +10601,7 @@ def stated(c, words, asked, asked_roles=None):
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
     return {"values": values, "about": about - other, "near": near, "time": time,
             "day": (time or "")[:10], "source": source, "update": says_changed(text, asked),
-            "named": named_changed(text, asked)}  # fmt: skip
+            "named": named_changed(text, asked), "text": text}  # fmt: skip
 
 def told_of(f, words, kind):
     """Whether statement f tells a value of `kind` beside one of `words` (in its clause)."""
@@ -10567,6 +10649,57 @@ def same_thing(a, b, asked):
     if of_question:
         return bool(shared) and any(differ(a["near"][w], b["near"][w]) for w in of_question)
     return bool(shared) and differ(a["values"], b["values"])
+
+def window_update(c, words, every, asked, asked_roles, f):
+    """(index, earlier, later) where another message of chat window c than its answering one
+    (whose statement is f) tells a different value of the same thing (same_thing), a value beside
+    a word of the question in one of the two ("Correction: the design team meeting moved to 3pm on
+    Friday." a minute after "My meeting with the design team is at 2pm on Friday."), or, telling
+    no value to compare, is a later message of its sender that says it changes something and
+    holds ANSWER_COVERAGE of the question's `words` ("Update: order ORTAND-88 has shipped." after
+    "Order ORTAND-88 is currently pending."): that message's index and the two statements in the
+    order they were said (the latest such); else None."""
+    if not c.get("chat") or not f["time"]:
+        return None
+    messages, at = chat_answering(c, words)
+    for i in range(len(messages) - 1, -1, -1):
+        if i == at:
+            continue
+        g = line_stated(messages[i], c, every, asked_roles)
+        if g["time"] and any(h["near"].get(w) for h in (f, g) for w in asked) and same_thing(g, f, asked):
+            return (i, f, g) if i > at else (i, g, f)
+    sender = sender_of(messages[at])
+    for i in range(len(messages) - 1, at, -1):
+        if sender_of(messages[i]) == sender and says_change_of(said(messages[i]), words):
+            g = line_stated(messages[i], c, every, asked_roles)
+            return (i, f, g) if g["time"] else None
+    return None
+
+def says_change_of(text, words):
+    """Whether a line says it changes something (a word of CHANGE_WORDS, "these days") and holds
+    ANSWER_COVERAGE of the question's content `words`: "Update: order ORTAND-88 has shipped." of
+    "What is the status of order ORTAND-88?"."""
+    return bool(
+        ({w.casefold() for w in _WORD.findall(text)} & CHANGE_WORDS or _NOW_PHRASE.search(text))
+        and coverage(text, words) >= ANSWER_COVERAGE
+    )
+
+def restates(a, b, words):
+    """Two statements of one conversation about what is asked that tell no values to compare,
+    the newer saying it changes something (says_change_of) and the older holding ANSWER_COVERAGE
+    of the question's `words`: "Update: order ORTAND-88 has shipped." a month after "Order
+    ORTAND-88 is currently pending."."""
+    if a["source"] != b["source"] or a["source"][0] != "chat" or not (a["time"] and b["time"]):
+        return False
+    if a["time"] == b["time"] or a["values"] or b["values"]:
+        return False
+    newer, older = (a, b) if a["time"] > b["time"] else (b, a)
+    return says_change_of(newer["text"], words) and coverage(older["text"], words) >= ANSWER_COVERAGE
+
+def sender_of(message):
+    """Who sent a chat message, by its label ("2026-09-07 20:57 Ana Lind: ..."), or None."""
+    label = _CHAT_LABEL.match(message)
+    return label.group().removeprefix(label.group(1)).strip().removesuffix(":") if label else None
 
 def replaces(f, g):
     """Whether line f, newer than g and saying it changes, names g's value beside a new one of
@@ -10631,16 +10764,29 @@ def order_changes(query, chosen, report, pool=()):
     every = query_words(query)
     words = [w for w in every if w not in STOPWORDS]
     asked_roles = word_roles(every)
-    facts = [stated(c, words, set(every), asked_roles) for c in chosen]
     # what is asked of them, not whom: a name the question writes ("Where does Pixel sleep?") is
     # its subject, beside which a line tells anything of it
     names = written_names(query)
     asked = {stem(w) for w in words if len(w) >= 3 and w not in names}
+    chosen, facts = list(chosen), [stated(c, words, set(every), asked_roles) for c in chosen]
+    within = {}  # a window's chunk id -> (the time of its line a later one updates, the later's)
+    for i, c in enumerate(chosen):
+        found = window_update(c, words, set(every), asked, asked_roles, facts[i])
+        if found:  # the window's newer statement stands for it; its excerpt shows both
+            other, earlier, later = found
+            within[c["chunk_id"]] = (earlier["time"], later["time"])
+            chosen[i], facts[i] = dict(c, also_at=other), later
     chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_roles)
+    # a time the question names ("on Friday", "in 2023"): what was said after it ends tells
+    # nothing of then
+    until = time_named(query, report)
+    said_by = [not until or str(f["day"]) <= until for f in facts]
     groups = []
     for i in range(len(chosen)):
+        if not said_by[i]:
+            continue
         for g in groups:
-            if all(same_thing(facts[i], facts[j], asked) for j in g):
+            if all(same_thing(facts[i], facts[j], asked) or restates(facts[i], facts[j], words) for j in g):
                 g.append(i)
                 break
         else:
@@ -10660,6 +10806,7 @@ def order_changes(query, chosen, report, pool=()):
         and (
             any(of_asked[i] for i in g)
             or (not any(of_asked) and any(replaces(facts[i], facts[j]) for i in g for j in g))
+            or all(restates(facts[i], facts[j], words) for i in g for j in g if i != j)
         )
     ]
     for g in about:
@@ -10677,9 +10824,17 @@ def order_changes(query, chosen, report, pool=()):
             for place, i in zip(sorted(g), newest, strict=True):
                 later = i == newest[0]
                 others = [x for x in ids if x != chosen[i]["chunk_id"]] if later else ids[:1]
+                update = facts[i]["update"] or says_change_of(facts[i]["text"], words)
                 out[place] = dict(chosen[i], change={"kind": "later" if later else "earlier", "others": others,
-                                                     "day": facts[i]["day"], "update": facts[i]["update"]})  # fmt: skip
+                                                     "day": facts[i]["day"], "update": update})  # fmt: skip
         changes.append({"kind": kind, "chunks": ids})
+    for i, c in enumerate(out):
+        if c["chunk_id"] in within and not c.get("change"):
+            earlier, later = within[c["chunk_id"]]
+            out[i] = dict(
+                c, change={"kind": "later", "others": [], "day": later, "update": True, "within": earlier}
+            )
+            changes.append({"kind": "update", "chunks": [c["chunk_id"]], "within": True})
     report["changes"] = changes
     return out
 """Which facts a context packet shows: the lines the question is about (stdlib only).
@@ -11737,16 +11892,18 @@ def hints(charged_counts, withheld, how):
 # name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
-# "How much", "how many": words of the asking, of a quantity, not of the thing asked about.
+# "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
+# is my current address?": of the asking, of when (asks_present), not of the thing either.
 QUANTITY_ASKS = frozenset(["much", "many"])
+PRESENT_ASKS = frozenset(["now", "nowadays", "currently", "current", "still", "anymore", "lately", "latest"])
 
 def answer_words(terms, entities):
     """The question's content words that say what it asks about: not words of the names it gives
     (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
-    answer), nor of asking a quantity (QUANTITY_ASKS), nor shorter than three letters (the "s"
-    of "John's")."""
+    answer), nor of asking a quantity or the present (QUANTITY_ASKS, PRESENT_ASKS), nor shorter
+    than three letters (the "s" of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
+    return [w for w in terms if w not in named and w not in QUANTITY_ASKS | PRESENT_ASKS and len(w) >= 3]
 
 # A question of fewer content words says too little for its similarity to say whether anything
 # answers it: "Where do I live?" is 0.21 from "I live in Bristol now." (MiniLM), where a question
@@ -12261,27 +12418,35 @@ def asked_of_chat(c, words):
     asked = [w for w in words if w not in named]
     return asked, len(asked) < len(words)
 
+def chat_answering(c, words):
+    """(messages, index): a chat window's messages (chat_messages) and its answering one's index."""
+    messages = chat_messages(c["body"])
+    asked, names_sender = asked_of_chat(c, words)
+    return messages, answering_message(messages, asked, c["chat"].get("similarity"), names_sender)
+
 def answering_line(c, words):
     """The line a candidate's excerpt centres on: the answering message of a chat window, with its
     time and sender, or the sentence of a document richest in `words`."""
     text = c["body"].strip()
     if c.get("chat"):
-        messages = chat_messages(text)
-        asked, names_sender = asked_of_chat(c, words)
-        return messages[answering_message(messages, asked, c["chat"].get("similarity"), names_sender)]
+        messages, at = chat_answering(c, words)
+        return messages[at]
     spans = sentence_spans(text)
     if not spans:
         return text
     a, b = spans[richest_sentence(text, spans, words)]
     return text[a:b]
 
-def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False):
+def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False, also=None):
     """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
     one per message, from their vectors) or else the one richest in `words` in what it says
     (said(); compared by their first five letters, as coverage() does), whole up to max_chars
-    with the reply when it asks a question, and its neighbours while the excerpt stays within
-    context_chars (default max_chars), plus the ellipsis marks. A message longer than max_chars keeps its time and sender and whole lines
-    around its line richest in `words`; only a line longer than the limit is cut."""
+    with the reply when it asks a question, or with the run to message `also` (its index: one
+    that tells another value of what it tells), and its neighbours while the excerpt stays within
+    context_chars (default max_chars), plus the ellipsis marks; where the run to `also` is too
+    long, the later of the two alone is the core. A message longer than max_chars keeps its time
+    and sender and whole lines around its line richest in `words`; only a line longer than the
+    limit is cut."""
     text = body.strip()
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
@@ -12290,7 +12455,13 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, na
     best = answering_message(messages, words, similarity, names_sender)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
+    newer = best if also is None else max(best, also)
+    if also is not None:
+        best, last = min(best, also), max(last, also)
     core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
+    if core > max_chars and also is not None:
+        best = last = newer
+        core = len(messages[best])
     if core > max_chars:
         last, core = best, len(messages[best])
     if core <= max_chars:
@@ -12328,7 +12499,9 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
-        return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender)
+        return chat_excerpt(
+            body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender, c.get("also_at")
+        )
     return excerpt(c["body"], words, max_chars, shown)
 
 def cut_at(detail, moment):
@@ -12620,6 +12793,8 @@ def change_note(c, numbers):
     change = c.get("change")
     if not change:
         return ""
+    if change.get("within"):  # a later line of the same chat window (changes.window_update)
+        return f" (later line, {change['day']}: updates the line of {change['within']})"
     refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
     if not refs:  # the passages it is marked against did not fit the budget
         return ""
@@ -12880,16 +13055,14 @@ def facts_about(query, facts, passages, report, settings, meaning=None):
     # written on a later day may have changed it ("I report to Tomasz now" after "My manager is
     # Priya"), so it is not stated as current; observed and declared facts are. Only a passage
     # that could: one with a line that says rather than asks ("How do I write a self-review for
-    # my manager?" cannot) and names or counts something the value does not.
+    # my manager?" cannot) and names or counts something the value does not. In the fact's own
+    # conversation, a later message may: "The Q3 report deadline was pushed back to September
+    # 1st." a minute or a month after "The Q3 report is due on August 15th."
     for f in rows:
         if id(f) in shown and f.get("kind") == "extracted":
             own = {s.get("document_id") for s in f.get("sources") or []}
             day = str(f.get("valid_from") or "")[:10]
-            if any(
-                passage_day(p) > day and tells_another_value(p.get("body") or "", f["value"], asked)
-                for p in passages
-                if p.get("document_id") not in own
-            ):
+            if any(said_later(p, f["value"], own, day, asked) for p in passages):
                 shown[id(f)] = "later passages"
     hidden = ("later passages", "superseded")
     chosen = [f for f in facts if f.get("withheld") or shown.get(id(f), hidden[0]) not in hidden]
@@ -12960,6 +13133,23 @@ def tells_another_value(text, value, asked):
                 return True
             before = word + mark.strip()
     return False
+
+def said_later(passage, value, own, day, asked):
+    """Whether a cited passage may tell a newer value than an extracted fact's `value`, said on
+    `day` in one of the documents `own` (tells_another_value): a passage of another document
+    written on a later day; or, of the fact's own conversation, a window of a later day, or the
+    messages after the one that states the value (a chat's lines are in the order said; a
+    document's sentences are not)."""
+    body = passage.get("body") or ""
+    if passage.get("document_id") not in own:
+        return passage_day(passage) > day and tells_another_value(body, value, asked)
+    if not passage.get("chat"):
+        return False
+    at = body.casefold().find(value.casefold())
+    if at < 0:
+        return passage_day(passage) > day and tells_another_value(body, value, asked)
+    after = body[body.find("\n", at) + 1 :] if "\n" in body[at:] else ""
+    return tells_another_value(after, value, asked)
 
 def passage_day(passage):
     """The day a cited passage was written: a chat chunk's first message's, else its document's."""
@@ -13400,16 +13590,18 @@ def hints(charged_counts, withheld, how):
 # name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
-# "How much", "how many": words of the asking, of a quantity, not of the thing asked about.
+# "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
+# is my current address?": of the asking, of when (asks_present), not of the thing either.
 QUANTITY_ASKS = frozenset(["much", "many"])
+PRESENT_ASKS = frozenset(["now", "nowadays", "currently", "current", "still", "anymore", "lately", "latest"])
 
 def answer_words(terms, entities):
     """The question's content words that say what it asks about: not words of the names it gives
     (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
-    answer), nor of asking a quantity (QUANTITY_ASKS), nor shorter than three letters (the "s"
-    of "John's")."""
+    answer), nor of asking a quantity or the present (QUANTITY_ASKS, PRESENT_ASKS), nor shorter
+    than three letters (the "s" of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
+    return [w for w in terms if w not in named and w not in QUANTITY_ASKS | PRESENT_ASKS and len(w) >= 3]
 
 # A question of fewer content words says too little for its similarity to say whether anything
 # answers it: "Where do I live?" is 0.21 from "I live in Bristol now." (MiniLM), where a question
@@ -13924,27 +14116,35 @@ def asked_of_chat(c, words):
     asked = [w for w in words if w not in named]
     return asked, len(asked) < len(words)
 
+def chat_answering(c, words):
+    """(messages, index): a chat window's messages (chat_messages) and its answering one's index."""
+    messages = chat_messages(c["body"])
+    asked, names_sender = asked_of_chat(c, words)
+    return messages, answering_message(messages, asked, c["chat"].get("similarity"), names_sender)
+
 def answering_line(c, words):
     """The line a candidate's excerpt centres on: the answering message of a chat window, with its
     time and sender, or the sentence of a document richest in `words`."""
     text = c["body"].strip()
     if c.get("chat"):
-        messages = chat_messages(text)
-        asked, names_sender = asked_of_chat(c, words)
-        return messages[answering_message(messages, asked, c["chat"].get("similarity"), names_sender)]
+        messages, at = chat_answering(c, words)
+        return messages[at]
     spans = sentence_spans(text)
     if not spans:
         return text
     a, b = spans[richest_sentence(text, spans, words)]
     return text[a:b]
 
-def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False):
+def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False, also=None):
     """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
     one per message, from their vectors) or else the one richest in `words` in what it says
     (said(); compared by their first five letters, as coverage() does), whole up to max_chars
-    with the reply when it asks a question, and its neighbours while the excerpt stays within
-    context_chars (default max_chars), plus the ellipsis marks. A message longer than max_chars keeps its time and sender and whole lines
-    around its line richest in `words`; only a line longer than the limit is cut."""
+    with the reply when it asks a question, or with the run to message `also` (its index: one
+    that tells another value of what it tells), and its neighbours while the excerpt stays within
+    context_chars (default max_chars), plus the ellipsis marks; where the run to `also` is too
+    long, the later of the two alone is the core. A message longer than max_chars keeps its time
+    and sender and whole lines around its line richest in `words`; only a line longer than the
+    limit is cut."""
     text = body.strip()
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
@@ -13953,7 +14153,13 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, na
     best = answering_message(messages, words, similarity, names_sender)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
+    newer = best if also is None else max(best, also)
+    if also is not None:
+        best, last = min(best, also), max(last, also)
     core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
+    if core > max_chars and also is not None:
+        best = last = newer
+        core = len(messages[best])
     if core > max_chars:
         last, core = best, len(messages[best])
     if core <= max_chars:
@@ -13991,7 +14197,9 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
-        return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender)
+        return chat_excerpt(
+            body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender, c.get("also_at")
+        )
     return excerpt(c["body"], words, max_chars, shown)
 
 def cut_at(detail, moment):
@@ -14283,6 +14491,8 @@ def change_note(c, numbers):
     change = c.get("change")
     if not change:
         return ""
+    if change.get("within"):  # a later line of the same chat window (changes.window_update)
+        return f" (later line, {change['day']}: updates the line of {change['within']})"
     refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
     if not refs:  # the passages it is marked against did not fit the budget
         return ""
@@ -15679,16 +15889,18 @@ def hints(charged_counts, withheld, how):
 # name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
-# "How much", "how many": words of the asking, of a quantity, not of the thing asked about.
+# "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
+# is my current address?": of the asking, of when (asks_present), not of the thing either.
 QUANTITY_ASKS = frozenset(["much", "many"])
+PRESENT_ASKS = frozenset(["now", "nowadays", "currently", "current", "still", "anymore", "lately", "latest"])
 
 def answer_words(terms, entities):
     """The question's content words that say what it asks about: not words of the names it gives
     (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
-    answer), nor of asking a quantity (QUANTITY_ASKS), nor shorter than three letters (the "s"
-    of "John's")."""
+    answer), nor of asking a quantity or the present (QUANTITY_ASKS, PRESENT_ASKS), nor shorter
+    than three letters (the "s" of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
+    return [w for w in terms if w not in named and w not in QUANTITY_ASKS | PRESENT_ASKS and len(w) >= 3]
 
 # A question of fewer content words says too little for its similarity to say whether anything
 # answers it: "Where do I live?" is 0.21 from "I live in Bristol now." (MiniLM), where a question
@@ -16203,27 +16415,35 @@ def asked_of_chat(c, words):
     asked = [w for w in words if w not in named]
     return asked, len(asked) < len(words)
 
+def chat_answering(c, words):
+    """(messages, index): a chat window's messages (chat_messages) and its answering one's index."""
+    messages = chat_messages(c["body"])
+    asked, names_sender = asked_of_chat(c, words)
+    return messages, answering_message(messages, asked, c["chat"].get("similarity"), names_sender)
+
 def answering_line(c, words):
     """The line a candidate's excerpt centres on: the answering message of a chat window, with its
     time and sender, or the sentence of a document richest in `words`."""
     text = c["body"].strip()
     if c.get("chat"):
-        messages = chat_messages(text)
-        asked, names_sender = asked_of_chat(c, words)
-        return messages[answering_message(messages, asked, c["chat"].get("similarity"), names_sender)]
+        messages, at = chat_answering(c, words)
+        return messages[at]
     spans = sentence_spans(text)
     if not spans:
         return text
     a, b = spans[richest_sentence(text, spans, words)]
     return text[a:b]
 
-def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False):
+def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False, also=None):
     """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
     one per message, from their vectors) or else the one richest in `words` in what it says
     (said(); compared by their first five letters, as coverage() does), whole up to max_chars
-    with the reply when it asks a question, and its neighbours while the excerpt stays within
-    context_chars (default max_chars), plus the ellipsis marks. A message longer than max_chars keeps its time and sender and whole lines
-    around its line richest in `words`; only a line longer than the limit is cut."""
+    with the reply when it asks a question, or with the run to message `also` (its index: one
+    that tells another value of what it tells), and its neighbours while the excerpt stays within
+    context_chars (default max_chars), plus the ellipsis marks; where the run to `also` is too
+    long, the later of the two alone is the core. A message longer than max_chars keeps its time
+    and sender and whole lines around its line richest in `words`; only a line longer than the
+    limit is cut."""
     text = body.strip()
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
@@ -16232,7 +16452,13 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, na
     best = answering_message(messages, words, similarity, names_sender)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
+    newer = best if also is None else max(best, also)
+    if also is not None:
+        best, last = min(best, also), max(last, also)
     core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
+    if core > max_chars and also is not None:
+        best = last = newer
+        core = len(messages[best])
     if core > max_chars:
         last, core = best, len(messages[best])
     if core <= max_chars:
@@ -16270,7 +16496,9 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
-        return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender)
+        return chat_excerpt(
+            body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender, c.get("also_at")
+        )
     return excerpt(c["body"], words, max_chars, shown)
 
 def cut_at(detail, moment):
@@ -16562,6 +16790,8 @@ def change_note(c, numbers):
     change = c.get("change")
     if not change:
         return ""
+    if change.get("within"):  # a later line of the same chat window (changes.window_update)
+        return f" (later line, {change['day']}: updates the line of {change['within']})"
     refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
     if not refs:  # the passages it is marked against did not fit the budget
         return ""
@@ -33976,16 +34206,18 @@ def hints(charged_counts, withheld, how):
 # name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
-# "How much", "how many": words of the asking, of a quantity, not of the thing asked about.
+# "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
+# is my current address?": of the asking, of when (asks_present), not of the thing either.
 QUANTITY_ASKS = frozenset(["much", "many"])
+PRESENT_ASKS = frozenset(["now", "nowadays", "currently", "current", "still", "anymore", "lately", "latest"])
 
 def answer_words(terms, entities):
     """The question's content words that say what it asks about: not words of the names it gives
     (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
-    answer), nor of asking a quantity (QUANTITY_ASKS), nor shorter than three letters (the "s"
-    of "John's")."""
+    answer), nor of asking a quantity or the present (QUANTITY_ASKS, PRESENT_ASKS), nor shorter
+    than three letters (the "s" of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
+    return [w for w in terms if w not in named and w not in QUANTITY_ASKS | PRESENT_ASKS and len(w) >= 3]
 
 # A question of fewer content words says too little for its similarity to say whether anything
 # answers it: "Where do I live?" is 0.21 from "I live in Bristol now." (MiniLM), where a question
@@ -34500,27 +34732,35 @@ def asked_of_chat(c, words):
     asked = [w for w in words if w not in named]
     return asked, len(asked) < len(words)
 
+def chat_answering(c, words):
+    """(messages, index): a chat window's messages (chat_messages) and its answering one's index."""
+    messages = chat_messages(c["body"])
+    asked, names_sender = asked_of_chat(c, words)
+    return messages, answering_message(messages, asked, c["chat"].get("similarity"), names_sender)
+
 def answering_line(c, words):
     """The line a candidate's excerpt centres on: the answering message of a chat window, with its
     time and sender, or the sentence of a document richest in `words`."""
     text = c["body"].strip()
     if c.get("chat"):
-        messages = chat_messages(text)
-        asked, names_sender = asked_of_chat(c, words)
-        return messages[answering_message(messages, asked, c["chat"].get("similarity"), names_sender)]
+        messages, at = chat_answering(c, words)
+        return messages[at]
     spans = sentence_spans(text)
     if not spans:
         return text
     a, b = spans[richest_sentence(text, spans, words)]
     return text[a:b]
 
-def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False):
+def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False, also=None):
     """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
     one per message, from their vectors) or else the one richest in `words` in what it says
     (said(); compared by their first five letters, as coverage() does), whole up to max_chars
-    with the reply when it asks a question, and its neighbours while the excerpt stays within
-    context_chars (default max_chars), plus the ellipsis marks. A message longer than max_chars keeps its time and sender and whole lines
-    around its line richest in `words`; only a line longer than the limit is cut."""
+    with the reply when it asks a question, or with the run to message `also` (its index: one
+    that tells another value of what it tells), and its neighbours while the excerpt stays within
+    context_chars (default max_chars), plus the ellipsis marks; where the run to `also` is too
+    long, the later of the two alone is the core. A message longer than max_chars keeps its time
+    and sender and whole lines around its line richest in `words`; only a line longer than the
+    limit is cut."""
     text = body.strip()
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
@@ -34529,7 +34769,13 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, na
     best = answering_message(messages, words, similarity, names_sender)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
+    newer = best if also is None else max(best, also)
+    if also is not None:
+        best, last = min(best, also), max(last, also)
     core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
+    if core > max_chars and also is not None:
+        best = last = newer
+        core = len(messages[best])
     if core > max_chars:
         last, core = best, len(messages[best])
     if core <= max_chars:
@@ -34567,7 +34813,9 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
-        return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender)
+        return chat_excerpt(
+            body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender, c.get("also_at")
+        )
     return excerpt(c["body"], words, max_chars, shown)
 
 def cut_at(detail, moment):
@@ -34859,6 +35107,8 @@ def change_note(c, numbers):
     change = c.get("change")
     if not change:
         return ""
+    if change.get("within"):  # a later line of the same chat window (changes.window_update)
+        return f" (later line, {change['day']}: updates the line of {change['within']})"
     refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
     if not refs:  # the passages it is marked against did not fit the budget
         return ""
@@ -35954,16 +36204,18 @@ def hints(charged_counts, withheld, how):
 # name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
-# "How much", "how many": words of the asking, of a quantity, not of the thing asked about.
+# "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
+# is my current address?": of the asking, of when (asks_present), not of the thing either.
 QUANTITY_ASKS = frozenset(["much", "many"])
+PRESENT_ASKS = frozenset(["now", "nowadays", "currently", "current", "still", "anymore", "lately", "latest"])
 
 def answer_words(terms, entities):
     """The question's content words that say what it asks about: not words of the names it gives
     (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
-    answer), nor of asking a quantity (QUANTITY_ASKS), nor shorter than three letters (the "s"
-    of "John's")."""
+    answer), nor of asking a quantity or the present (QUANTITY_ASKS, PRESENT_ASKS), nor shorter
+    than three letters (the "s" of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
+    return [w for w in terms if w not in named and w not in QUANTITY_ASKS | PRESENT_ASKS and len(w) >= 3]
 
 # A question of fewer content words says too little for its similarity to say whether anything
 # answers it: "Where do I live?" is 0.21 from "I live in Bristol now." (MiniLM), where a question
@@ -36478,27 +36730,35 @@ def asked_of_chat(c, words):
     asked = [w for w in words if w not in named]
     return asked, len(asked) < len(words)
 
+def chat_answering(c, words):
+    """(messages, index): a chat window's messages (chat_messages) and its answering one's index."""
+    messages = chat_messages(c["body"])
+    asked, names_sender = asked_of_chat(c, words)
+    return messages, answering_message(messages, asked, c["chat"].get("similarity"), names_sender)
+
 def answering_line(c, words):
     """The line a candidate's excerpt centres on: the answering message of a chat window, with its
     time and sender, or the sentence of a document richest in `words`."""
     text = c["body"].strip()
     if c.get("chat"):
-        messages = chat_messages(text)
-        asked, names_sender = asked_of_chat(c, words)
-        return messages[answering_message(messages, asked, c["chat"].get("similarity"), names_sender)]
+        messages, at = chat_answering(c, words)
+        return messages[at]
     spans = sentence_spans(text)
     if not spans:
         return text
     a, b = spans[richest_sentence(text, spans, words)]
     return text[a:b]
 
-def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False):
+def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False, also=None):
     """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
     one per message, from their vectors) or else the one richest in `words` in what it says
     (said(); compared by their first five letters, as coverage() does), whole up to max_chars
-    with the reply when it asks a question, and its neighbours while the excerpt stays within
-    context_chars (default max_chars), plus the ellipsis marks. A message longer than max_chars keeps its time and sender and whole lines
-    around its line richest in `words`; only a line longer than the limit is cut."""
+    with the reply when it asks a question, or with the run to message `also` (its index: one
+    that tells another value of what it tells), and its neighbours while the excerpt stays within
+    context_chars (default max_chars), plus the ellipsis marks; where the run to `also` is too
+    long, the later of the two alone is the core. A message longer than max_chars keeps its time
+    and sender and whole lines around its line richest in `words`; only a line longer than the
+    limit is cut."""
     text = body.strip()
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
@@ -36507,7 +36767,13 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, na
     best = answering_message(messages, words, similarity, names_sender)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
+    newer = best if also is None else max(best, also)
+    if also is not None:
+        best, last = min(best, also), max(last, also)
     core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
+    if core > max_chars and also is not None:
+        best = last = newer
+        core = len(messages[best])
     if core > max_chars:
         last, core = best, len(messages[best])
     if core <= max_chars:
@@ -36545,7 +36811,9 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
-        return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender)
+        return chat_excerpt(
+            body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender, c.get("also_at")
+        )
     return excerpt(c["body"], words, max_chars, shown)
 
 def cut_at(detail, moment):
@@ -36837,6 +37105,8 @@ def change_note(c, numbers):
     change = c.get("change")
     if not change:
         return ""
+    if change.get("within"):  # a later line of the same chat window (changes.window_update)
+        return f" (later line, {change['day']}: updates the line of {change['within']})"
     refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
     if not refs:  # the passages it is marked against did not fit the budget
         return ""
@@ -37039,6 +37309,8 @@ CHANGE_WORDS = frozenset(
         "increased",
         "lowered",
         "cut",
+        "correction",
+        "corrected",
         "switched",
         "updated",
         "update",
@@ -37050,8 +37322,10 @@ CHANGE_WORDS = frozenset(
 )
 # "these days" says the same as "now" in two words.
 _NOW_PHRASE = re.compile(r"\bthese days\b", re.IGNORECASE)
+# A number, not the digits of a word or an identifier ("Q3", "P2", "ORTAND-88").
 _NUMBER = re.compile(
-    rf"(?:[{''.join(CURRENCY_SIGNS.values())}]|\b(?:{'|'.join(CURRENCY_SIGNS)})\s?)?\d+(?:[.,:]\d+)*"
+    rf"(?:[{''.join(CURRENCY_SIGNS.values())}]|\b(?:{'|'.join(CURRENCY_SIGNS)})\s?)?"
+    r"(?<![A-Za-z\d.])(?<![A-Za-z]-)\d+(?:[.,:]\d+)*"
 )
 # A unit written right after a number ("10 km", "50GB", "250 ms"): its kind of quantity.
 _UNIT = re.compile(r"\s?([A-Za-z]{1,5})\b")
@@ -37063,11 +37337,25 @@ _NAME = re.compile(r"\b(?:[A-Z][a-z]{0,2}\.\s+)?[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w
 _OPENS = re.compile(r"(?:^|\n|[.!?:;]\s+)\s*(?:(?:[-*+>#|]+|\d+[.)])[ \t*_]*)?$")
 
 def asks_now(query, report):
-    """Whether the question asks what holds now: a present-tense verb, no past one, no date."""
-    if (report.get("temporal") or {}).get("span"):
-        return False
+    """Whether the question asks what holds now, or at the time it names: a present-tense verb and
+    no past one ("When is the Q3 report due?", "What time is my meeting on Friday?"; order_changes
+    compares only what was said by the end of a time named)."""
     words = set(query_words(query))
     return bool(words & PRESENT) and not words & PAST
+
+def time_named(query, report):
+    """The last day of the time a question asks about (report.temporal's span), where one of its
+    signals is said as when ("on Friday", "in 2023", "this week for the launch") rather than as a
+    word of a thing's name ("the Q3 report", "my March rent": a content word follows it); else
+    None."""
+    temporal = report.get("temporal") or {}
+    last = (temporal.get("span") or {}).get("last")
+    for signal in temporal.get("signals") or [] if last else []:
+        at = query.find(signal["text"])
+        follows = re.match(r"\s+([A-Za-z][\w'-]*)", query[at + len(signal["text"]) :]) if at >= 0 else None
+        if at >= 0 and not (follows and follows.group(1).casefold() not in STOPWORDS):
+            return last
+    return None
 
 def told(line):
     """What a line tells: its sentences, a question left out but for what precedes its last comma
@@ -37205,7 +37493,8 @@ def statement(line, asked):
     """(values, about) of an answering line: the values it tells (told()), and the stems of its
     content words and of what its quantities measure (MEASURES)."""
     text = told(line)
-    numbers = {number_value(m, text) for m in _NUMBER.finditer(text)}
+    # a number the question writes ("order 4512") is what it asks about, no value
+    numbers = {number_value(m, text) for m in _NUMBER.finditer(text) if m.group().casefold() not in asked}
     # parts of a value are no names: a unit ("GB" of "20 GB"), a day's month ("June" of "2 June"),
     # a currency's code
     codes = {code.casefold() for code in CURRENCY_SIGNS}
@@ -37295,10 +37584,13 @@ def used_otherwise(text, asked_roles):
 _SPEAKER = re.compile(r"^\[\d{1,2}:\d{2}(?::\d{2})?\]\s*[^:\n]{1,80}:\s")
 
 def stated(c, words, asked, asked_roles=None):
-    """What the candidate's answering line states: {line, values, about, time, day, source}; a
-    word of the question the line holds only as another part of speech (`asked_roles`: the
+    """What the candidate's answering line states (line_stated)."""
+    return line_stated(answering_line(c, words), c, asked, asked_roles)
+
+def line_stated(line, c, asked, asked_roles=None):
+    """What a line of candidate c states: {values, about, near, time, day, source, update, named};
+    a word of the question the line holds only as another part of speech (`asked_roles`: the
     question's word_roles()) is not what it is about."""
-    line = answering_line(c, words)
     label = _CHAT_LABEL.match(line)
     time = label.group(1) if label and len(label.group(1)) == 16 else c.get("written_at")
     text = line[label.end() :] if label else _SPEAKER.sub("", line)
@@ -37309,7 +37601,7 @@ def stated(c, words, asked, asked_roles=None):
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
     return {"values": values, "about": about - other, "near": near, "time": time,
             "day": (time or "")[:10], "source": source, "update": says_changed(text, asked),
-            "named": named_changed(text, asked)}  # fmt: skip
+            "named": named_changed(text, asked), "text": text}  # fmt: skip
 
 def told_of(f, words, kind):
     """Whether statement f tells a value of `kind` beside one of `words` (in its clause)."""
@@ -37357,6 +37649,57 @@ def same_thing(a, b, asked):
     if of_question:
         return bool(shared) and any(differ(a["near"][w], b["near"][w]) for w in of_question)
     return bool(shared) and differ(a["values"], b["values"])
+
+def window_update(c, words, every, asked, asked_roles, f):
+    """(index, earlier, later) where another message of chat window c than its answering one
+    (whose statement is f) tells a different value of the same thing (same_thing), a value beside
+    a word of the question in one of the two ("Correction: the design team meeting moved to 3pm on
+    Friday." a minute after "My meeting with the design team is at 2pm on Friday."), or, telling
+    no value to compare, is a later message of its sender that says it changes something and
+    holds ANSWER_COVERAGE of the question's `words` ("Update: order ORTAND-88 has shipped." after
+    "Order ORTAND-88 is currently pending."): that message's index and the two statements in the
+    order they were said (the latest such); else None."""
+    if not c.get("chat") or not f["time"]:
+        return None
+    messages, at = chat_answering(c, words)
+    for i in range(len(messages) - 1, -1, -1):
+        if i == at:
+            continue
+        g = line_stated(messages[i], c, every, asked_roles)
+        if g["time"] and any(h["near"].get(w) for h in (f, g) for w in asked) and same_thing(g, f, asked):
+            return (i, f, g) if i > at else (i, g, f)
+    sender = sender_of(messages[at])
+    for i in range(len(messages) - 1, at, -1):
+        if sender_of(messages[i]) == sender and says_change_of(said(messages[i]), words):
+            g = line_stated(messages[i], c, every, asked_roles)
+            return (i, f, g) if g["time"] else None
+    return None
+
+def says_change_of(text, words):
+    """Whether a line says it changes something (a word of CHANGE_WORDS, "these days") and holds
+    ANSWER_COVERAGE of the question's content `words`: "Update: order ORTAND-88 has shipped." of
+    "What is the status of order ORTAND-88?"."""
+    return bool(
+        ({w.casefold() for w in _WORD.findall(text)} & CHANGE_WORDS or _NOW_PHRASE.search(text))
+        and coverage(text, words) >= ANSWER_COVERAGE
+    )
+
+def restates(a, b, words):
+    """Two statements of one conversation about what is asked that tell no values to compare,
+    the newer saying it changes something (says_change_of) and the older holding ANSWER_COVERAGE
+    of the question's `words`: "Update: order ORTAND-88 has shipped." a month after "Order
+    ORTAND-88 is currently pending."."""
+    if a["source"] != b["source"] or a["source"][0] != "chat" or not (a["time"] and b["time"]):
+        return False
+    if a["time"] == b["time"] or a["values"] or b["values"]:
+        return False
+    newer, older = (a, b) if a["time"] > b["time"] else (b, a)
+    return says_change_of(newer["text"], words) and coverage(older["text"], words) >= ANSWER_COVERAGE
+
+def sender_of(message):
+    """Who sent a chat message, by its label ("2026-09-07 20:57 Ana Lind: ..."), or None."""
+    label = _CHAT_LABEL.match(message)
+    return label.group().removeprefix(label.group(1)).strip().removesuffix(":") if label else None
 
 def replaces(f, g):
     """Whether line f, newer than g and saying it changes, names g's value beside a new one of
@@ -37421,16 +37764,29 @@ def order_changes(query, chosen, report, pool=()):
     every = query_words(query)
     words = [w for w in every if w not in STOPWORDS]
     asked_roles = word_roles(every)
-    facts = [stated(c, words, set(every), asked_roles) for c in chosen]
     # what is asked of them, not whom: a name the question writes ("Where does Pixel sleep?") is
     # its subject, beside which a line tells anything of it
     names = written_names(query)
     asked = {stem(w) for w in words if len(w) >= 3 and w not in names}
+    chosen, facts = list(chosen), [stated(c, words, set(every), asked_roles) for c in chosen]
+    within = {}  # a window's chunk id -> (the time of its line a later one updates, the later's)
+    for i, c in enumerate(chosen):
+        found = window_update(c, words, set(every), asked, asked_roles, facts[i])
+        if found:  # the window's newer statement stands for it; its excerpt shows both
+            other, earlier, later = found
+            within[c["chunk_id"]] = (earlier["time"], later["time"])
+            chosen[i], facts[i] = dict(c, also_at=other), later
     chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_roles)
+    # a time the question names ("on Friday", "in 2023"): what was said after it ends tells
+    # nothing of then
+    until = time_named(query, report)
+    said_by = [not until or str(f["day"]) <= until for f in facts]
     groups = []
     for i in range(len(chosen)):
+        if not said_by[i]:
+            continue
         for g in groups:
-            if all(same_thing(facts[i], facts[j], asked) for j in g):
+            if all(same_thing(facts[i], facts[j], asked) or restates(facts[i], facts[j], words) for j in g):
                 g.append(i)
                 break
         else:
@@ -37450,6 +37806,7 @@ def order_changes(query, chosen, report, pool=()):
         and (
             any(of_asked[i] for i in g)
             or (not any(of_asked) and any(replaces(facts[i], facts[j]) for i in g for j in g))
+            or all(restates(facts[i], facts[j], words) for i in g for j in g if i != j)
         )
     ]
     for g in about:
@@ -37467,9 +37824,17 @@ def order_changes(query, chosen, report, pool=()):
             for place, i in zip(sorted(g), newest, strict=True):
                 later = i == newest[0]
                 others = [x for x in ids if x != chosen[i]["chunk_id"]] if later else ids[:1]
+                update = facts[i]["update"] or says_change_of(facts[i]["text"], words)
                 out[place] = dict(chosen[i], change={"kind": "later" if later else "earlier", "others": others,
-                                                     "day": facts[i]["day"], "update": facts[i]["update"]})  # fmt: skip
+                                                     "day": facts[i]["day"], "update": update})  # fmt: skip
         changes.append({"kind": kind, "chunks": ids})
+    for i, c in enumerate(out):
+        if c["chunk_id"] in within and not c.get("change"):
+            earlier, later = within[c["chunk_id"]]
+            out[i] = dict(
+                c, change={"kind": "later", "others": [], "day": later, "update": True, "within": earlier}
+            )
+            changes.append({"kind": "update", "chunks": [c["chunk_id"]], "within": True})
     report["changes"] = changes
     return out
 """What a search reads from its question before any stage runs (stdlib only).

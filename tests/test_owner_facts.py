@@ -84,6 +84,30 @@ def test_a_later_line_that_asks_or_names_nothing_new_leaves_the_value_current():
     assert shown("Lunch with the new manager, Dr. Lindqvist.") == []  # "Dr." ends no sentence
 
 
+def test_a_later_message_of_the_facts_own_conversation_may_have_changed_it():
+    """The fact's own chat: the messages after the one that states the value, or a window of a
+    later day, may tell a newer one ("pushed back to September 1st"); the messages before it, or
+    its own document's other lines, do not."""
+    said = fact("report", "August 15th", "2026-09-08")
+    own = said["sources"][0]["document_id"]
+    first = "2026-09-08 10:58 Sam Rivera: The Q3 report is due on August 15th."
+    moved = "2026-09-08 10:59 Sam Rivera: The Q3 report deadline was pushed back to September 1st."
+
+    def shown(body, written_at="2026-09-08", chat=True):
+        passage = {"document_id": own, "chat": {"similarity": None} if chat else None, "body": body,
+                   "written_at": written_at}  # fmt: skip
+        return [
+            f["value"]
+            for f in fact_choice.facts_about("When is the Q3 report due?", [said], [passage], {}, SETTINGS)
+        ]
+
+    assert shown(first + "\n" + moved) == []  # a minute later, in the same window
+    assert shown(moved.replace("2026-09-08", "2026-10-13"), "2026-10-13") == []  # a window a month on
+    assert shown(moved + "\n" + first) == ["August 15th"]  # said before it
+    assert shown(first + "\n2026-09-08 10:59 Sam Rivera: Thanks, that report is due then.") == ["August 15th"]
+    assert shown("The Q3 report is due on August 15th. Not September 1st.", chat=False) == ["August 15th"]
+
+
 @pytest.fixture(scope="module")
 def db(cfg, template_db):
     with cloned_database(cfg, template_db, "exo_owner_facts") as db:

@@ -47,8 +47,102 @@ def test_a_question_asks_what_holds_now_by_its_tense(question, now):
     assert changes.asks_now(question, {}) is now
 
 
-def test_a_question_naming_a_date_is_about_that_date():
-    assert not changes.asks_now("Who is on call on 3 May?", {"temporal": {"span": {"first": "2026-05-03"}}})
+def test_a_question_naming_a_time_compares_only_what_was_said_by_its_end():
+    """ "When is the report due in Q3?" names a quarter and asks in the present: the later of two
+    lines said by then is put first and marked; a line said after the time named tells nothing
+    of then, and is neither put first nor marked."""
+    first = chat(1, "c1", "2026-08-02 09:00 Sam: The Q3 report is due on 15 August.")
+    then = chat(2, "c2", "2026-08-20 10:00 Sam: The Q3 report deadline was pushed back to 1 September.")
+    after = chat(3, "c3", "2026-10-05 10:00 Sam: The Q3 report deadline is now 12 October.")
+    quarter = {
+        "temporal": {"signals": [{"text": "in Q3"}], "span": {"first": "2026-07-01", "last": "2026-09-30"}}
+    }
+    asked = "When is the report due in Q3?"
+    out = changes.order_changes(asked, [first, then], dict(quarter))
+    assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(2, "later"), (1, "earlier")]
+    out = changes.order_changes(asked, [first, after], dict(quarter))
+    assert [(c["chunk_id"], c.get("change")) for c in out] == [(1, None), (3, None)]
+    out = changes.order_changes(asked, [first, after], {})  # no time named
+    assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(3, "later"), (1, "earlier")]
+    # "the Q3 report" names a report, not a time: the later line is put first
+    named = {"temporal": {"signals": [{"text": "Q3"}], "span": {"first": "2026-07-01", "last": "2026-09-30"}}}
+    out = changes.order_changes("When is the Q3 report due?", [first, after], named)
+    assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(3, "later"), (1, "earlier")]
+    assert changes.time_named("What time is my meeting on Friday?", {"temporal": {
+        "signals": [{"text": "on Friday"}], "span": {"last": "2026-12-04"}}}) == "2026-12-04"  # fmt: skip
+
+
+def test_a_window_that_corrects_itself_shows_both_lines_and_says_which_is_later():
+    """A correction a minute later in the same conversation, one window: its excerpt holds the
+    first statement and the correction (not the first alone, the line most like the question),
+    and its citation says the later line updates the earlier."""
+    window = chat(
+        1, "c1",
+        "2026-09-07 20:57 Sam: My meeting with the design team is at 2pm on Friday.",
+        "2026-09-07 20:57 Assistant: Noted, thanks for telling me. I will put it in your calendar.",
+        "2026-09-07 20:58 Sam: Correction: the design team meeting moved to 3pm on Friday.",
+        "2026-09-07 20:58 Assistant: Noted, thanks for telling me. The calendar is updated now.",
+    )  # fmt: skip
+    question = "What time is my meeting with the design team?"
+    words = search.content_words(question)
+    alone = search.chunk_excerpt(window, words, 300, 120)
+    assert "2pm" in alone and "3pm" not in alone  # the line most like the question, and its reply
+    report = {}
+    (out,) = changes.order_changes(question, [window], report)
+    shown = search.chunk_excerpt(out, words, 300, 120)
+    assert "2pm" in shown and "3pm" in shown
+    assert (
+        search.change_note(out, {1: 1})
+        == " (later line, 2026-09-07 20:58: updates the line of 2026-09-07 20:57)"
+    )
+    assert report["changes"] == [{"kind": "update", "chunks": [1], "within": True}]
+    # the newer line is the answering one: the earlier is shown above it
+    window["chat"]["similarity"] = [0.2, 0.0, 0.9, 0.0]
+    (out,) = changes.order_changes(question, [window], {})
+    assert out["also_at"] == 0 and "2pm" in search.chunk_excerpt(out, words, 300, 120)
+    # a later line that tells the same value and says no change has nothing to mark
+    again = "Remind me: the design team meeting is at 2pm on Friday."
+    same = dict(window, body=window["body"].replace("Correction: the design team meeting moved to 3pm on Friday.", again),
+                chat=dict(window["chat"], similarity=None))  # fmt: skip
+    assert "change" not in changes.order_changes(question, [same], {})[0]
+
+
+def test_a_later_line_of_the_sender_that_says_it_changes_what_is_asked_is_shown_and_marked():
+    """No value to compare ("pending", "shipped"; an order's number the question writes is no
+    value): a later message of the same sender that says it changes something ("Update:") and
+    holds the question's words is the window's newer statement."""
+    window = chat(
+        1, "c1",
+        "2026-09-09 07:58 Sam: Order ORTAND-88 is currently pending.",
+        "2026-09-09 07:59 Assistant: Noted, thanks for telling me.",
+        "2026-09-09 07:59 Sam: Update: order ORTAND-88 has shipped.",
+        "2026-09-09 08:00 Assistant: Noted, thanks for telling me.",
+    )  # fmt: skip
+    other = chat(
+        2, "c2", "2026-09-08 10:58 Sam: The Q3 report is due on 15 August, the P2 ticket on 1 September."
+    )
+    question = "What is the status of order ORTAND-88?"
+    assert changes.statement("Order ORTAND-88 is currently pending.", {"ortand", "88"})[0] == set()
+    out = changes.order_changes(question, [window, other], {})
+    assert out[0]["change"]["within"] == "2026-09-09 07:58" and "change" not in out[1]
+    assert "shipped" in search.chunk_excerpt(out[0], search.content_words(question), 300, 120)
+    # another sender's line says nothing of what this one said
+    theirs = dict(window, body=window["body"].replace("07:59 Sam: Update", "07:59 Ana: Update"))
+    assert "change" not in changes.order_changes(question, [theirs], {})[0]
+    # a month later, in another window of the conversation: put first, and said to update it
+    pending = chat(3, "c1", "2026-09-09 07:58 Sam: Order ORTAND-88 is currently pending.")
+    shipped = chat(4, "c1", "2026-10-14 08:30 Sam: Update: order ORTAND-88 has shipped.")
+    out = changes.order_changes(question, [pending, shipped], {})
+    assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(4, "later"), (3, "earlier")]
+    assert search.change_note(out[0], {4: 1, 3: 2}) == " (later, 2026-10-14: updates [2])"
+    # another conversation's line, or one that says no change, is no newer value of it
+    elsewhere = dict(shipped, chat=dict(shipped["chat"], conversation_id="c9"))
+    unchanged = dict(shipped, body="2026-10-14 08:30 Sam: Order ORTAND-88 is with the courier.")
+    for later in (elsewhere, unchanged):
+        assert [c.get("change") for c in changes.order_changes(question, [pending, later], {})] == [
+            None,
+            None,
+        ]
 
 
 def test_a_line_tells_its_numbers_and_names_not_its_questions_nor_its_opening_word():

@@ -1396,6 +1396,13 @@ def test_answer_words_leave_the_names_out():
     entities = {"personal": [{"id": 1, "name": "Iris Calder"}]}
     assert search.answer_words(["iris", "calder", "s", "karaoke", "night"], entities) == ["karaoke", "night"]
     assert search.answer_words(["much", "mobile", "data"], {}) == ["mobile", "data"]  # "how much" asks
+    # "What is my current home address?" asks when, by "current": no passage need say it
+    assert search.answer_words(["current", "home", "address"], {}) == ["home", "address"]
+    phrase = search.answer_words(search.asked_phrase("What is my current home address?"), {})
+    uses = {"home": 0, "address": 1}
+    check = search.answer_check([{"chunk_id": 1, "body": "My new address is 118 Cedar Avenue."}], {1: 0.45}, 0.5,
+                                lambda: uses, phrase, lambda words: False)  # fmt: skip
+    assert phrase == ["home", "address"] and check["found"] is True
 
 
 def test_a_packet_says_nothing_answers_and_shows_two_nearest_unless_a_fact_does():
