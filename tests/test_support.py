@@ -18,6 +18,7 @@ from support.db import (
     admin_connection,
     create_database,
     drop_database,
+    drop_databases,
     drop_leftovers,
     retire_database,
 )
@@ -51,6 +52,18 @@ def test_drop_database_ends_open_sessions(cfg, template_db):
     finally:
         held.close()
     drop_database(clone)  # dropping what is gone is a no-op
+
+
+def test_databases_dropped_together_are_all_gone_open_sessions_ended(cfg, template_db):
+    clones = [create_database(cfg, "exo_support", template=template_db.name) for _ in range(3)]
+    held = clones[0].connect()
+    try:
+        drop_databases(clones)
+        assert not any(_exists(cfg, clone.name) for clone in clones)
+        with pytest.raises(psycopg.OperationalError):
+            held.execute("select 1")
+    finally:
+        held.close()
 
 
 def _made_hours_ago(cfg, db: Database, hours: float) -> None:

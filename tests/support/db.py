@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -208,10 +209,24 @@ def retire_database(db: Database) -> None:
         drop_retired()
 
 
+#: Connections that drop a batch at once. A DROP DATABASE returns once every backend on the server
+#: has closed its files, which a backend inside a plpython call (a model request of the other
+#: process's test) does only when the call returns; drops on several connections wait for the same
+#: calls together (20 drops beside a backend in plpython sleeps of 0.5 s: 10.4 s on one connection,
+#: 1.5 s on ten).
+DROP_CONNECTIONS = 8
+
+
 def drop_retired() -> None:
     """Drop every retired database (the suite calls it at the end, too)."""
-    while _retired:
-        drop_database(_retired.pop())
+    batch, _retired[:] = _retired[:], []
+    drop_databases(batch)
+
+
+def drop_databases(dbs: list[Database]) -> None:
+    """Drop `dbs`, DROP_CONNECTIONS at once."""
+    with ThreadPoolExecutor(DROP_CONNECTIONS) as pool:
+        list(pool.map(drop_database, dbs))
 
 
 def drop_database(db: Database) -> None:
