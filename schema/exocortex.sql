@@ -10336,12 +10336,18 @@ _NAME = re.compile(r"\b(?:[A-Z][a-z]{0,2}\.\s+)?[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w
 # quote or table cell ("- **Nov:**", "## Policies", "| Rent"), or a sentence's end.
 _OPENS = re.compile(r"(?:^|\n|[.!?:;]\s+)\s*(?:(?:[-*+>#|]+|\d+[.)])[ \t*_]*)?$")
 
+# Question words after which a word in -s is a verb in the present: "Who leads the team?"
+_WH = frozenset(["who", "what", "which"])
+
 def asks_now(query, report):
-    """Whether the question asks what holds now, or at the time it names: a present-tense verb and
+    """Whether the question asks what holds now, or at the time it names: a present-tense verb
+    (PRESENT, or a word in -s after "who", "what" or "which": "Who leads the payments team?") and
     no past one ("When is the Q3 report due?", "What time is my meeting on Friday?"; order_changes
     compares only what was said by the end of a time named)."""
-    words = set(query_words(query))
-    return bool(words & PRESENT) and not words & PAST
+    ordered = query_words(query)
+    words = set(ordered)
+    verb = len(ordered) > 1 and ordered[0] in _WH and ordered[1].endswith("s") and len(ordered[1]) > 3
+    return bool(words & PRESENT or verb) and not words & PAST
 
 def time_named(query, report):
     """The last day of the time a question asks about (report.temporal's span), where one of its
@@ -10428,12 +10434,21 @@ def same_names(x, y):
         any(m <= n or n <= m for n in x) for m in y
     )
 
+# The verbs after which a sentence's one capitalised opening word is its subject, a name: "Sam
+# is now the lead", "Priya has the keys" (not "Update: order ...", "Leadership on the team ...").
+_SUBJECT_VERBS = frozenset(["is", "was", "has", "had", "will", "would", "can"])
+
 def without_opening(m, text):
     """A capitalised run (a _NAME match in text) without the word that opens a sentence, which is
-    capitalised whatever it is ("The Renault Zoe arrived" names "Renault Zoe", "Sold" nothing)."""
+    capitalised whatever it is ("The Renault Zoe arrived" names "Renault Zoe", "Sold" nothing),
+    unless it is the one word of the run and the subject of a verb of _SUBJECT_VERBS that is no
+    stop word ("Sam is now the lead"; a word the question writes is no value: statement())."""
     if not _OPENS.search(text[: m.start()]):
         return m.group()
-    _, _, rest = m.group().partition(" ")
+    first, _, rest = m.group().partition(" ")
+    verb = re.match(r"\s+(\w+)", text[m.end() :])
+    if not rest and first.casefold() not in STOPWORDS and verb and verb.group(1) in _SUBJECT_VERBS:
+        return first
     return rest.strip()
 
 def number_value(m, text):
@@ -10756,9 +10771,11 @@ def newer_from_pool(chosen, facts, pool, words, every, asked, asked_roles):
 def order_changes(query, chosen, report, pool=()):
     """`chosen` (the packet's evidence, in its order) with passages that state different values
     of one thing ordered newest first in the places they held, each marked (c["change"]:
-    {kind: later|earlier|disagrees, day, others: chunk ids, update}); report.changes lists the
-    groups. A newer statement from the rest of the ranked `pool` joins them (newer_from_pool).
-    Unchanged unless the question asks what holds now (asks_now)."""
+    {kind: later|earlier|disagrees, day, others: chunk ids, update}; a chat window that changes
+    a value itself shows both lines, `within` the earlier's time: window_updates); report.changes
+    lists the groups. A newer statement from the rest of the ranked `pool` joins them
+    (newer_from_pool); where the question names a time (time_named), what was said after it is
+    not compared. Unchanged unless the question asks what holds now (asks_now)."""
     if not asks_now(query, report) or not chosen:
         return chosen
     every = query_words(query)
@@ -10768,14 +10785,8 @@ def order_changes(query, chosen, report, pool=()):
     # its subject, beside which a line tells anything of it
     names = written_names(query)
     asked = {stem(w) for w in words if len(w) >= 3 and w not in names}
-    chosen, facts = list(chosen), [stated(c, words, set(every), asked_roles) for c in chosen]
-    within = {}  # a window's chunk id -> (the time of its line a later one updates, the later's)
-    for i, c in enumerate(chosen):
-        found = window_update(c, words, set(every), asked, asked_roles, facts[i])
-        if found:  # the window's newer statement stands for it; its excerpt shows both
-            other, earlier, later = found
-            within[c["chunk_id"]] = (earlier["time"], later["time"])
-            chosen[i], facts[i] = dict(c, also_at=other), later
+    facts = [stated(c, words, set(every), asked_roles) for c in chosen]
+    chosen, facts, within = window_updates(chosen, facts, words, set(every), asked, asked_roles)
     chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_roles)
     # a time the question names ("on Friday", "in 2023"): what was said after it ends tells
     # nothing of then
@@ -10828,6 +10839,7 @@ def order_changes(query, chosen, report, pool=()):
                 out[place] = dict(chosen[i], change={"kind": "later" if later else "earlier", "others": others,
                                                      "day": facts[i]["day"], "update": update})  # fmt: skip
         changes.append({"kind": kind, "chunks": ids})
+    # a window that changes a value itself and is in no group says so of its own lines
     for i, c in enumerate(out):
         if c["chunk_id"] in within and not c.get("change"):
             earlier, later = within[c["chunk_id"]]
@@ -10837,6 +10849,20 @@ def order_changes(query, chosen, report, pool=()):
             changes.append({"kind": "update", "chunks": [c["chunk_id"]], "within": True})
     report["changes"] = changes
     return out
+
+def window_updates(chosen, facts, words, every, asked, asked_roles):
+    """(chosen, facts, within): each chat window of `chosen` (facts: their statements) that
+    changes a value itself (window_update) shows both lines (c["also_at"]: the other's index) and
+    is compared with the others by its newer statement; within maps its chunk id to the two
+    lines' times, earlier and later."""
+    chosen, facts, within = list(chosen), list(facts), {}
+    for i, c in enumerate(chosen):
+        found = window_update(c, words, every, asked, asked_roles, facts[i])
+        if found:
+            other, earlier, later = found
+            within[c["chunk_id"]] = (earlier["time"], later["time"])
+            chosen[i], facts[i] = dict(c, also_at=other), later
+    return chosen, facts, within
 """Which facts a context packet shows: the lines the question is about (stdlib only).
 
 exo_private.packet_facts gives every fact of the subjects a question names, and a question in
@@ -37336,12 +37362,18 @@ _NAME = re.compile(r"\b(?:[A-Z][a-z]{0,2}\.\s+)?[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w
 # quote or table cell ("- **Nov:**", "## Policies", "| Rent"), or a sentence's end.
 _OPENS = re.compile(r"(?:^|\n|[.!?:;]\s+)\s*(?:(?:[-*+>#|]+|\d+[.)])[ \t*_]*)?$")
 
+# Question words after which a word in -s is a verb in the present: "Who leads the team?"
+_WH = frozenset(["who", "what", "which"])
+
 def asks_now(query, report):
-    """Whether the question asks what holds now, or at the time it names: a present-tense verb and
+    """Whether the question asks what holds now, or at the time it names: a present-tense verb
+    (PRESENT, or a word in -s after "who", "what" or "which": "Who leads the payments team?") and
     no past one ("When is the Q3 report due?", "What time is my meeting on Friday?"; order_changes
     compares only what was said by the end of a time named)."""
-    words = set(query_words(query))
-    return bool(words & PRESENT) and not words & PAST
+    ordered = query_words(query)
+    words = set(ordered)
+    verb = len(ordered) > 1 and ordered[0] in _WH and ordered[1].endswith("s") and len(ordered[1]) > 3
+    return bool(words & PRESENT or verb) and not words & PAST
 
 def time_named(query, report):
     """The last day of the time a question asks about (report.temporal's span), where one of its
@@ -37428,12 +37460,21 @@ def same_names(x, y):
         any(m <= n or n <= m for n in x) for m in y
     )
 
+# The verbs after which a sentence's one capitalised opening word is its subject, a name: "Sam
+# is now the lead", "Priya has the keys" (not "Update: order ...", "Leadership on the team ...").
+_SUBJECT_VERBS = frozenset(["is", "was", "has", "had", "will", "would", "can"])
+
 def without_opening(m, text):
     """A capitalised run (a _NAME match in text) without the word that opens a sentence, which is
-    capitalised whatever it is ("The Renault Zoe arrived" names "Renault Zoe", "Sold" nothing)."""
+    capitalised whatever it is ("The Renault Zoe arrived" names "Renault Zoe", "Sold" nothing),
+    unless it is the one word of the run and the subject of a verb of _SUBJECT_VERBS that is no
+    stop word ("Sam is now the lead"; a word the question writes is no value: statement())."""
     if not _OPENS.search(text[: m.start()]):
         return m.group()
-    _, _, rest = m.group().partition(" ")
+    first, _, rest = m.group().partition(" ")
+    verb = re.match(r"\s+(\w+)", text[m.end() :])
+    if not rest and first.casefold() not in STOPWORDS and verb and verb.group(1) in _SUBJECT_VERBS:
+        return first
     return rest.strip()
 
 def number_value(m, text):
@@ -37756,9 +37797,11 @@ def newer_from_pool(chosen, facts, pool, words, every, asked, asked_roles):
 def order_changes(query, chosen, report, pool=()):
     """`chosen` (the packet's evidence, in its order) with passages that state different values
     of one thing ordered newest first in the places they held, each marked (c["change"]:
-    {kind: later|earlier|disagrees, day, others: chunk ids, update}); report.changes lists the
-    groups. A newer statement from the rest of the ranked `pool` joins them (newer_from_pool).
-    Unchanged unless the question asks what holds now (asks_now)."""
+    {kind: later|earlier|disagrees, day, others: chunk ids, update}; a chat window that changes
+    a value itself shows both lines, `within` the earlier's time: window_updates); report.changes
+    lists the groups. A newer statement from the rest of the ranked `pool` joins them
+    (newer_from_pool); where the question names a time (time_named), what was said after it is
+    not compared. Unchanged unless the question asks what holds now (asks_now)."""
     if not asks_now(query, report) or not chosen:
         return chosen
     every = query_words(query)
@@ -37768,14 +37811,8 @@ def order_changes(query, chosen, report, pool=()):
     # its subject, beside which a line tells anything of it
     names = written_names(query)
     asked = {stem(w) for w in words if len(w) >= 3 and w not in names}
-    chosen, facts = list(chosen), [stated(c, words, set(every), asked_roles) for c in chosen]
-    within = {}  # a window's chunk id -> (the time of its line a later one updates, the later's)
-    for i, c in enumerate(chosen):
-        found = window_update(c, words, set(every), asked, asked_roles, facts[i])
-        if found:  # the window's newer statement stands for it; its excerpt shows both
-            other, earlier, later = found
-            within[c["chunk_id"]] = (earlier["time"], later["time"])
-            chosen[i], facts[i] = dict(c, also_at=other), later
+    facts = [stated(c, words, set(every), asked_roles) for c in chosen]
+    chosen, facts, within = window_updates(chosen, facts, words, set(every), asked, asked_roles)
     chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked, asked_roles)
     # a time the question names ("on Friday", "in 2023"): what was said after it ends tells
     # nothing of then
@@ -37828,6 +37865,7 @@ def order_changes(query, chosen, report, pool=()):
                 out[place] = dict(chosen[i], change={"kind": "later" if later else "earlier", "others": others,
                                                      "day": facts[i]["day"], "update": update})  # fmt: skip
         changes.append({"kind": kind, "chunks": ids})
+    # a window that changes a value itself and is in no group says so of its own lines
     for i, c in enumerate(out):
         if c["chunk_id"] in within and not c.get("change"):
             earlier, later = within[c["chunk_id"]]
@@ -37837,6 +37875,20 @@ def order_changes(query, chosen, report, pool=()):
             changes.append({"kind": "update", "chunks": [c["chunk_id"]], "within": True})
     report["changes"] = changes
     return out
+
+def window_updates(chosen, facts, words, every, asked, asked_roles):
+    """(chosen, facts, within): each chat window of `chosen` (facts: their statements) that
+    changes a value itself (window_update) shows both lines (c["also_at"]: the other's index) and
+    is compared with the others by its newer statement; within maps its chunk id to the two
+    lines' times, earlier and later."""
+    chosen, facts, within = list(chosen), list(facts), {}
+    for i, c in enumerate(chosen):
+        found = window_update(c, words, every, asked, asked_roles, facts[i])
+        if found:
+            other, earlier, later = found
+            within[c["chunk_id"]] = (earlier["time"], later["time"])
+            chosen[i], facts[i] = dict(c, also_at=other), later
+    return chosen, facts, within
 """What a search reads from its question before any stage runs (stdlib only).
 
 Part of exo_private.retrieve (plpy/retrieve.py): the settings, the chosen workspaces, the

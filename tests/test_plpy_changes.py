@@ -38,6 +38,7 @@ def note(chunk_id, day, body):
         ("What's our checkout latency budget?", True),
         ("What car do I drive?", True),
         ("Where does Anna live these days?", True),
+        ("Who leads the payments team?", True),  # a verb in -s
         ("Who was my manager?", False),  # about a time before
         ("Which mountain did John climb?", False),
         ("Tell me about Perthshire", False),  # no verb of the present
@@ -143,6 +144,22 @@ def test_a_later_line_of_the_sender_that_says_it_changes_what_is_asked_is_shown_
             None,
             None,
         ]
+
+
+def test_a_name_that_opens_a_sentence_as_the_subject_of_is_is_a_value():
+    """ "Priya is the lead" then "Sam is now the lead": the one capitalised word before "is" is a
+    name; a word the question writes is not ("Rent is now £1,210" for a question about rent)."""
+    assert changes.statement("Priya is the lead on the payments team.", set())[0] == {("name", "Priya")}
+    assert changes.statement("Leadership on the team changed. Sam is now the lead.", set())[0] == {
+        ("name", "Sam")
+    }
+    assert changes.statement("Rent is now £1,210.", {"rent"})[0] == {("money", "£1,210")}
+    first = chat(1, "c1", "2026-09-09 00:58 Alex: Priya is the lead on the payments team.")
+    then = chat(
+        2, "c1", "2026-10-14 00:58 Alex: Leadership on the payments team changed. Sam is now the lead."
+    )
+    out = changes.order_changes("Who leads the payments team?", [first, then], {})
+    assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(2, "later"), (1, "earlier")]
 
 
 def test_a_line_tells_its_numbers_and_names_not_its_questions_nor_its_opening_word():
