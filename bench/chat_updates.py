@@ -472,6 +472,18 @@ def print_results(results: list[Scored], show: int) -> None:
         )
 
 
+def extract_without_model(cfg: config.Config, name: str, owner: str) -> int:
+    """The worker's CPU passes over database `name`, as `exo worker` runs them without a chat
+    model: relations by pattern and parse, and the owner's own statements of a value as facts.
+    Returns the windows done."""
+    with connect(admin_url(cfg, name), APP, autocommit=True) as admin:
+        admin.execute("select exo_private.set_owner(%s)", (owner,))
+        admin.execute(
+            "update exo_private.settings set value = value || '{\"url\": null}' where key = 'models.chat'"
+        )
+    return Worker(cfg, dbname=name, once=True, queues=("extract",), poll_s=0.01).run().done["extract"]
+
+
 def run(
     cfg: config.Config, endpoint: Endpoint, seed: int, out: Path, extract: bool = False, settings=()
 ) -> list[Scored]:
@@ -489,15 +501,8 @@ def run(
         done = Worker(cfg, dbname=name, once=True, queues=("embed",), poll_s=0.01).run().done["embed"]
         print(f"embed queue: {done:,} windows in {time.perf_counter() - began:.0f} s", flush=True)
         if extract:
-            # The worker's CPU passes as `exo worker` runs them without a chat model: relations by
-            # pattern and parse, and the owner's own statements of a value as facts.
-            with connect(admin_url(cfg, name), APP, autocommit=True) as admin:
-                admin.execute("select exo_private.set_owner('Sam Rivera')")
-                admin.execute(
-                    "update exo_private.settings set value = value || '{\"url\": null}' where key = 'models.chat'"
-                )
             began = time.perf_counter()
-            done = Worker(cfg, dbname=name, once=True, queues=("extract",), poll_s=0.01).run().done["extract"]
+            done = extract_without_model(cfg, name, OWNER)
             print(f"extract queue: {done:,} windows in {time.perf_counter() - began:.0f} s", flush=True)
         texts = {m.ordinal: f"{m.sender}: {m.text}" for m in corpus.messages}
         with connect(admin_url(cfg, name), APP, autocommit=True) as admin:

@@ -41,7 +41,7 @@ from pgvector import Vector
 
 from bench.chat_histories import History, Message, write_export
 from bench.chat_recall import BM25, NEAREST, PACKET, baseline_table, embed_all, embedding_endpoint, load_note
-from bench.chat_updates import Question, Scored, print_results, score, summary
+from bench.chat_updates import Question, Scored, extract_without_model, print_results, score, summary
 from bench.public_chats import import_export
 from bench.scratch import add_setting_option, apply_settings, serve_embeddings_from, trial_settings
 from exocortex import config
@@ -102,13 +102,8 @@ def run(cfg, endpoint: Endpoint, cases, gap_name: str, out: Path, extract: bool,
             apply_settings(admin, settings)
         import_export(cfg, name, export)
         Worker(cfg, dbname=name, once=True, queues=("embed",), poll_s=0.01).run()
-        if extract:  # the worker's CPU passes, as `exo worker` runs them without a chat model
-            with connect(admin_url(cfg, name), APP, autocommit=True) as admin:
-                admin.execute("select exo_private.set_owner(%s)", (OWNER,))
-                admin.execute(
-                    "update exo_private.settings set value = value || '{\"url\": null}' where key = 'models.chat'"
-                )
-            Worker(cfg, dbname=name, once=True, queues=("extract",), poll_s=0.01).run()
+        if extract:
+            extract_without_model(cfg, name, OWNER)
         texts = {m.ordinal: f"{m.sender}: {m.text}" for m in messages}
         results = []
         with connect(admin_url(cfg, name), APP, autocommit=True) as admin:
