@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 from pytest_postgresql import factories
+from support import shared
 from support.db import (
     Database,
     cloned_database,
@@ -28,7 +29,7 @@ from support.db import (
     server,
     template_loader,
 )
-from support.models import RealModels, real_models, share_models, stop_shared_models
+from support.models import RealModels, real_models
 from support.runtime import ServerMark, first_mark, isolate, seed_root
 
 from exocortex.config import Config
@@ -121,15 +122,17 @@ def empty_db(cfg: Config) -> Iterator[Database]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The run's first process names the folder of its real models (support/models.py)."""
+    """The run's first process names the folder of what its processes share (support/shared.py:
+    the real models, the example vault's databases)."""
     if not hasattr(config, "workerinput"):
-        share_models()
+        shared.share()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """The run's first process stops its real models once every process is done."""
+    """The run's first process stops its real models and drops its shared databases once every
+    process is done."""
     if not hasattr(config, "workerinput"):
-        stop_shared_models(CFG)
+        shared.end(CFG)
 
 
 @pytest.fixture(scope="session", name="real_models")

@@ -163,8 +163,10 @@ def drop_profile_roles(cfg: Config) -> None:
                 continue
 
 
-def _janitor(cfg: Config, name: str, template: str | None = None) -> DatabaseJanitor:
-    return DatabaseJanitor(**server(cfg), dbname=name, template_dbname=template)
+def _janitor(
+    cfg: Config, name: str, template: str | None = None, as_template: bool = False
+) -> DatabaseJanitor:
+    return DatabaseJanitor(**server(cfg), dbname=name, template_dbname=template, as_template=as_template)
 
 
 def create_database(cfg: Config, prefix: str, template: str | None = None) -> Database:
@@ -172,6 +174,17 @@ def create_database(cfg: Config, prefix: str, template: str | None = None) -> Da
     name = f"{prefix}_{uuid.uuid4().hex[:10]}"
     _janitor(cfg, name, template).init()
     return Database(cfg, name)
+
+
+def create_template(cfg: Config, name: str, template: Database) -> Database:
+    """Database `name`, a clone of `template` that is a template itself (tests use clones of it)."""
+    _janitor(cfg, name, template.name, as_template=True).init()
+    return Database(cfg, name)
+
+
+def drop_template(db: Database) -> None:
+    """Drop the template `db` (create_template), ending whatever sessions are still connected to it."""
+    _janitor(db.cfg, db.name, as_template=True).drop()
 
 
 @contextmanager

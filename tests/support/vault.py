@@ -4,12 +4,17 @@ Used by the modules that ask questions of the vault (search, MCP, retrievers). T
 graph is merged by hand, not extracted (the extraction model is tested in
 test_worker): Iris Calder in two workspaces (two entities), with Northwind Labs and
 Tomas Okafor near her in technical. Walter Rivera is a deferred subject.
+
+A run loads the vault once of each kind, plain and embedded, into a database of the run's
+(support/shared.py), and each module gets a clone of it; a module that prepares the database
+before the ingest loads one of its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from urllib.parse import urlsplit
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -19,42 +24,61 @@ from exocortex.ingest import pipeline
 from exocortex.ops.migrate import grant_database_privileges
 
 from . import REPO_ROOT
-from .db import Database, create_database, drop_database
+from .db import Database, cloned_database, create_database, retire_database
 from .graph import merge, org, person, rel
+from .shared import shared_database
 
 EXAMPLES = REPO_ROOT / "examples"
 VAULT = EXAMPLES / "vault"
 
+Prepare = Callable[[psycopg.Connection], None]
+
+
+def _load(cfg: Config, db: Database, prepare: Prepare | None) -> None:
+    """The vault into `db`, a clone of the migrated template: its grants, `prepare(admin
+    connection)`, Walter Rivera deferred, the ingest, the graph."""
+    with db.connect() as conn:
+        grant_database_privileges(conn)
+        if prepare:
+            prepare(conn)
+        conn.execute("select exo_private.defer_subject('Walter Rivera', array['Grandpa Walter', 'Grandpa'])")
+    pipeline.ingest(cfg, VAULT, dbname=db.name)
+    with db.connect("exo_writer") as conn:
+        merge_graph(conn)
+
+
+@contextmanager
+def _vault(
+    cfg: Config, template: Database, prefix: str, key: str, load: Callable[[Database], None], own: bool
+) -> Iterator[Database]:
+    """A database of the module's own holding what `load` puts into a clone of `template`: a clone
+    of the run's database `key`, or, `own`, loaded here."""
+    if own:
+        db = create_database(cfg, prefix, template=template.name)
+        try:
+            load(db)
+            yield db
+        finally:
+            retire_database(db)
+        return
+    with cloned_database(cfg, shared_database(cfg, key, template, load), prefix) as db:
+        yield db
+
 
 @contextmanager
 def vault_database(
-    cfg: Config, template: Database, prefix: str, prepare: Callable[[psycopg.Connection], None] | None = None
+    cfg: Config, template: Database, prefix: str, prepare: Prepare | None = None
 ) -> Iterator[Database]:
     """A database holding the example vault; `prepare(admin connection)` runs before the ingest."""
-    db = create_database(cfg, prefix, template=template.name)
-    try:
-        with db.connect() as conn:
-            grant_database_privileges(conn)
-            if prepare:
-                prepare(conn)
-            conn.execute(
-                "select exo_private.defer_subject('Walter Rivera', array['Grandpa Walter', 'Grandpa'])"
-            )
-        pipeline.ingest(cfg, VAULT, dbname=db.name)
-        with db.connect("exo_writer") as conn:
-            merge_graph(conn)
+    with _vault(
+        cfg, template, prefix, "vault", lambda db: _load(cfg, db, prepare), own=prepare is not None
+    ) as db:
         yield db
-    finally:
-        drop_database(db)
 
 
 @contextmanager
 def embedded_vault(
-    cfg: Config,
-    template: Database,
-    prefix: str,
-    embeddings_url: str,
-    prepare: Callable[[psycopg.Connection], None] | None = None,
+    cfg: Config, template: Database, prefix: str, embeddings_url: str, prepare: Prepare | None = None
 ) -> Iterator[Database]:
     """vault_database with MiniLM at `embeddings_url` as its embeddings model and every chunk
     embedded; `prepare(admin connection)` runs before the ingest."""
@@ -69,8 +93,12 @@ def embedded_vault(
         if prepare:
             prepare(conn)
 
-    with vault_database(cfg, template, prefix, configure) as db:
+    def load(db: Database) -> None:
+        _load(cfg, db, configure)
         Worker(cfg, dbname=db.name, once=True, queues=["embed"], poll_s=0.05).run()
+
+    key = f"vault_embedded_{urlsplit(embeddings_url).port}"  # one run's models: one port
+    with _vault(cfg, template, prefix, key, load, own=prepare is not None) as db:
         yield db
 
 
