@@ -86,7 +86,7 @@ def vault(cfg, template_db, real_models, replica, tmp_path_factory) -> Iterator:
     notes = tmp_path_factory.mktemp("swims")
     for name, text in SWIMS.items():
         (notes / name).write_text(text)
-    with embedded_vault(cfg, template_db, "exo_replica", real_models.embeddings.url) as db:
+    with embedded_vault(cfg, template_db, "exo_replica", real_models.embeddings.url, own=True) as db:
         pipeline.ingest(cfg, notes, "personal", dbname=db.name)
         run_import(db, CHATS / "whatsapp/WhatsApp Chat with Iris Calder.txt", "whatsapp", ["Sam Rivera"])
         Worker(cfg, dbname=db.name, once=True, queues=["embed", "events"], poll_s=0.05).run()

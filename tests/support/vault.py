@@ -78,10 +78,17 @@ def vault_database(
 
 @contextmanager
 def embedded_vault(
-    cfg: Config, template: Database, prefix: str, embeddings_url: str, prepare: Prepare | None = None
+    cfg: Config,
+    template: Database,
+    prefix: str,
+    embeddings_url: str,
+    prepare: Prepare | None = None,
+    own: bool = False,
 ) -> Iterator[Database]:
     """vault_database with MiniLM at `embeddings_url` as its embeddings model and every chunk
-    embedded; `prepare(admin connection)` runs before the ingest."""
+    embedded; `prepare(admin connection)` runs before the ingest. `own`: loaded here, never a clone
+    of the run's, for a database a standby replays: a standby's backend crashed (signal 11) in
+    exo.search on a clone of it, not on one loaded in place (tests/test_replicas)."""
     from exocortex.worker.loop import Worker  # the worker's imports are heavy: only when asked
 
     embeddings = {"url": embeddings_url, "model": "all-MiniLM-L6-v2", "dimensions": 384, "timeout_s": 30}
@@ -98,7 +105,7 @@ def embedded_vault(
         Worker(cfg, dbname=db.name, once=True, queues=["embed"], poll_s=0.05).run()
 
     key = f"vault_embedded_{urlsplit(embeddings_url).port}"  # one run's models: one port
-    with _vault(cfg, template, prefix, key, load, own=prepare is not None) as db:
+    with _vault(cfg, template, prefix, key, load, own=own or prepare is not None) as db:
         yield db
 
 
