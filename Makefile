@@ -75,11 +75,11 @@ demo: setup
 	    "select exo.context_packet('When did I last go running?', 400)"
 
 # $(call suite,MARKS,N): the tests MARKS selects ("" or "not e2e and ") that are not marked serial,
-# in two processes at once (pytest-xdist, a file each; the real models are started once for the
-# run, by the first process that needs them: tests/support/models.py), then the serial ones alone,
-# each part listing its N slowest; the user's server is noted once for both parts
-# (tests/support/runtime.py, MARK_FILE). Both parts run whatever the first gave, so a failure in
-# one hides none of the other's.
+# in two processes at once (pytest-xdist, a file each; the real models and the example vault are
+# made once for the run, by the first process that needs them: tests/support/shared.py), then the
+# serial ones alone, each part listing its N slowest; the user's server is noted once for both
+# parts (tests/support/runtime.py, MARK_FILE). Both parts run whatever the first gave, so a failure
+# in one hides none of the other's.
 suite = mark=$$(mktemp) && trap 'rm -f "$$mark"' EXIT && \
 	EXO_TEST_USER_MARK=$$mark $(BIN)/pytest -n 2 --dist loadfile -m "$(1)not serial" --durations=$(2); parallel=$$?; \
 	EXO_TEST_USER_MARK=$$mark $(BIN)/pytest -m "$(1)serial" --durations=$(2); serial=$$?; \
