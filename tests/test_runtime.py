@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import json
 import os
 import re
@@ -131,6 +132,24 @@ def test_second_up_is_idempotent(cfg):
     assert result.provisioned is False
     assert messages == []  # nothing to provision, initialise or start
     assert "ready in" in result.summary
+
+
+def test_a_second_up_waits_for_the_first_and_says_so(cfg, tmp_path):
+    """Two `up`s of one EXO_HOME at once (the suite's two processes on a fresh machine) removed
+    each other's half-built root; the later one now waits for the earlier."""
+    output = tmp_path / "up.out"
+    with open(cfg.home / "up.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # an `up` of this process is under way
+        with open(output, "w") as out:
+            later = subprocess.Popen([*EXO, "db", "up"], stdout=out, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 60
+        while "waiting for another `exo db up`" not in output.read_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert "waiting for another `exo db up`" in output.read_text()
+        time.sleep(1)
+        assert later.poll() is None  # still waiting
+    assert later.wait(timeout=120) == 0
+    assert "ready in" in output.read_text()
 
 
 @pytest.mark.slow

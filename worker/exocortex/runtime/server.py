@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,10 +41,11 @@ def up(cfg: Config, progress: Progress, seed: Path | None = None) -> UpResult:
             False,
             time.monotonic() - began,
         )
-    provisioned = local.provision(cfg, progress, seed)
-    local.init_cluster(cfg, progress)
-    local.start(cfg, progress)
-    ensure_database(cfg)
+    with one_up_at_a_time(cfg, progress):
+        provisioned = local.provision(cfg, progress, seed)
+        local.init_cluster(cfg, progress)
+        local.start(cfg, progress)
+        ensure_database(cfg)
     version = check_server(cfg)
     started = replicas.start_all(cfg)
     seconds = time.monotonic() - began
@@ -57,6 +61,21 @@ def up(cfg: Config, progress: Progress, seed: Path | None = None) -> UpResult:
         provisioned,
         seconds,
     )
+
+
+@contextlib.contextmanager
+def one_up_at_a_time(cfg: Config, progress: Progress) -> Iterator[None]:
+    """One `up` at a time for an EXO_HOME: two at once (two terminals, or the suite's two processes
+    on a fresh machine) would build the same root.partial, each removing the other's files, and
+    initialise and start one cluster twice. The later waits, saying so, then finds it done."""
+    cfg.home.mkdir(parents=True, exist_ok=True)
+    with open(cfg.home / "up.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            progress(f"waiting for another `exo db up` of {cfg.home} to finish")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def down(cfg: Config) -> str:
