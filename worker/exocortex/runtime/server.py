@@ -41,6 +41,7 @@ def up(cfg: Config, progress: Progress, seed: Path | None = None) -> UpResult:
             False,
             time.monotonic() - began,
         )
+    local.check_platform()  # before the lock in EXO_HOME, which needs root to make
     with one_up_at_a_time(cfg, progress):
         provisioned = local.provision(cfg, progress, seed)
         local.init_cluster(cfg, progress)
