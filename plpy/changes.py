@@ -533,13 +533,22 @@ def newer_from_pool(chosen, facts, pool, words, every, asked, asked_roles):
     word of the question, that replaces a cited one's value by name (replaces: "Going for 21 km
     instead of 10 km." after "I'm training for 10 km" for "What is my running goal?"; not a
     newer phone plan after "I get 20 GB a month" beside "My rent is £1,150" for "What do I pay in
-    rent each month?"), takes the place of the last cited passage that states nothing asked (a
-    chat about data usage on Android) and is not a line whose value it changes, or, with no such
+    rent each month?"), takes the place of the last cited passage that states nothing asked nor
+    another value of it (a chat about data usage on Android) and is not a line whose value it
+    changes, or, with no such
     place, joins the packet (one at most: it grows by one passage); (chosen, facts) with them."""
     chosen, facts = list(chosen), list(facts)
     cited = {c["chunk_id"] for c in chosen}
-    spare = [i for i, f in enumerate(facts) if not (f["values"] and f["about"] & asked)]
-    by_name = len(spare) == len(facts)  # no cited line states a value of what is asked
+    about = [i for i, f in enumerate(facts) if f["values"] and f["about"] & asked]
+    by_name = not about  # no cited line states a value of what is asked
+    # a cited line that tells another value of what one of those tells is one of its statements,
+    # though it writes no word of the question ("I'm now training for 42 km." beside "Goal for the
+    # spring: run 10 km"): no place to give up to an older one
+    spare = [
+        i
+        for i, f in enumerate(facts)
+        if i not in about and not any(same_thing(f, facts[j], asked) for j in about)
+    ]
     grown = False
     for c in pool:
         if c["chunk_id"] in cited:

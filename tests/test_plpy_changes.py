@@ -306,6 +306,23 @@ def test_a_newer_line_below_the_cut_that_replaces_a_cited_value_joins_only_where
     assert [c["chunk_id"] for c in alone] == [6, 5]
 
 
+def test_a_newer_line_below_the_cut_never_takes_the_place_of_a_cited_newer_value():
+    """The packet cites the first value and the newest, which writes no word of the question; the
+    middle one, below the cut, joined in the newest's place and the packet said 21 km was the goal."""
+    first = chat(1, "r0", "2025-06-18 20:32 Sam: Goal for the spring: run 10 km without stopping.")
+    chatter = chat(2, "g0", "2026-07-20 11:48 Sam: Is stretching before lifting useful?")
+    newest = chat(3, "r2", "2026-01-19 12:23 Sam: I'm now training for 42 km.")
+    middle = chat(4, "r1", "2025-12-08 14:02 Sam: I'm now training for 21 km.")
+    out = changes.order_changes(
+        "What is my running goal?", [first, chatter, newest], {}, [first, chatter, newest, middle]
+    )
+    assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [
+        (3, "later"),
+        (4, "earlier"),
+        (1, "earlier"),
+    ]
+
+
 @pytest.mark.parametrize("now", ["these days", "nowadays", "currently"])
 def test_a_line_of_the_present_updates_an_older_value(now):
     old = chat(1, "c0", "2025-09-29 16:04 Sam: I drive a Volkswagen Golf; when is its first service due?")
