@@ -12,6 +12,7 @@ by promoting the replica and removing it, which must leave no slot and no direct
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import ipaddress
 import json
 import os
@@ -29,6 +30,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.types.json import Jsonb
 from support.chat import run_import
@@ -42,6 +44,7 @@ from exocortex.client import api, mcp_server, routing
 from exocortex.config import Config
 from exocortex.db import admin_url, as_uri, connect, role_url
 from exocortex.ingest import pipeline
+from exocortex.ops.cron import unschedule_database
 from exocortex.runtime import local, replicas, server
 from exocortex.worker.loop import Worker
 
@@ -445,6 +448,29 @@ def test_the_standby_holds_back_the_primarys_vacuum_for_its_reads(cfg, replica, 
 
 
 ELSEWHERE = "far"
+
+
+def test_a_memory_copied_by_exo_db_copy_answers_on_the_standby(cfg, replica, vault):
+    """A copy made while a standby streams reaches it through WAL: made by the default strategy
+    (WAL_LOG: each page logged without the hole between its line pointers and its tuples) its
+    BM25 indexes found nothing there and exo.search crashed the standby's backend (signal 11).
+    exo db copy copies the files (FILE_COPY), which the standby copies from its own."""
+    name = f"exo_replica_copy_{os.getpid()}"
+    question = "select rank, chunk_id, stage from exo.search('How much is my rent?', k => 5)"
+    try:
+        server.copy_database(dataclasses.replace(cfg, database=vault.name), name)
+        replicas.wait_for_replay(cfg, replica)
+        with (
+            connect(role_url(cfg, "exo_reader", name), "exo-test") as primary,
+            connect(replicas.url(cfg, replica, "exo_reader", name), "exo-test-standby") as standby,
+        ):
+            expected = primary.execute(question).fetchall()
+            assert expected
+            assert standby.execute(question).fetchall() == expected
+    finally:
+        with connect(admin_url(cfg, "postgres"), "exo-test", autocommit=True) as admin:
+            unschedule_database(admin_url(cfg, "postgres"), name)
+            admin.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
 
 
 def test_a_replica_elsewhere_is_made_by_the_script_add_prints_and_streams_as_its_own_role(

@@ -113,7 +113,7 @@ order by a.pid
 
 def copy_database(cfg: Config, name: str) -> str:
     """A copy of the memory (cfg.database) as database NAME, made while pg_cron runs: `create
-    database NAME template ...` needs the source to have no other session, and pg_cron's
+    database NAME template ... strategy file_copy` needs the source to have no other session, and pg_cron's
     scheduler holds one on the database it serves. The source refuses new connections for the
     moment of the copy, the scheduler's session is ended (pg_cron starts it again at once, and
     reconnects when the source accepts connections again), and the copy gets the privileges a
@@ -142,7 +142,15 @@ def copy_database(cfg: Config, name: str) -> str:
                 "where a.datname = %s and a.backend_type = 'pg_cron launcher'",
                 (source,),
             )
-            conn.execute(sql.SQL("create database {} template {}").format(sql.Identifier(name), database))
+            # FILE_COPY, not the default WAL_LOG: WAL_LOG logs each page of the source without
+            # the hole between its line pointers and its tuples, where pg_textsearch's BM25 pages
+            # keep data, so a standby (or crash recovery) rebuilt those indexes wrong and a search
+            # of the copy there crashed its backend; FILE_COPY logs the copy of the files instead
+            conn.execute(
+                sql.SQL("create database {} template {} strategy file_copy").format(
+                    sql.Identifier(name), database
+                )
+            )
         finally:
             conn.execute(sql.SQL("alter database {} with allow_connections true").format(database))
     with connect(admin_url(cfg, name), "exo-db-copy", autocommit=True) as copy:
