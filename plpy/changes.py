@@ -535,8 +535,8 @@ def newer_from_pool(chosen, facts, pool, words, every, asked, asked_roles):
     newer phone plan after "I get 20 GB a month" beside "My rent is £1,150" for "What do I pay in
     rent each month?"), takes the place of the last cited passage that states nothing asked nor
     another value of it (a chat about data usage on Android) and is not a line whose value it
-    changes, or, with no such
-    place, joins the packet (one at most: it grows by one passage); (chosen, facts) with them."""
+    changes, or, with no such place, joins the packet (one at most: it grows by one passage);
+    (chosen, facts) with them."""
     chosen, facts = list(chosen), list(facts)
     cited = {c["chunk_id"] for c in chosen}
     about = [i for i, f in enumerate(facts) if f["values"] and f["about"] & asked]

@@ -87,8 +87,10 @@ def embedded_vault(
 ) -> Iterator[Database]:
     """vault_database with MiniLM at `embeddings_url` as its embeddings model and every chunk
     embedded; `prepare(admin connection)` runs before the ingest. `own`: loaded here, never a clone
-    of the run's, for a database a standby replays: a standby's backend crashed (signal 11) in
-    exo.search on a clone of it, not on one loaded in place (tests/test_replicas)."""
+    of the run's, for a database a standby replays: a clone is made by `create database ...
+    template` (WAL_LOG), which logs pages without the part of them where pg_textsearch keeps some
+    of its data, and exo.search of such a clone crashed a standby's backend (signal 11;
+    exo db copy uses FILE_COPY: runtime/server.py copy_database)."""
     from exocortex.worker.loop import Worker  # the worker's imports are heavy: only when asked
 
     embeddings = {"url": embeddings_url, "model": "all-MiniLM-L6-v2", "dimensions": 384, "timeout_s": 30}

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -28,7 +29,7 @@ import subprocess
 import sys
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib.resources import files
 from pathlib import Path
 
@@ -76,6 +77,22 @@ def check_platform() -> None:
         raise RuntimeProblem(
             f"the local runtime needs root (it runs debootstrap and chroot); run as root, {ALTERNATIVES}"
         )
+
+
+@contextlib.contextmanager
+def home_lock(cfg: Config, name: str, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+    """EXO_HOME/NAME.lock held (flock) against this runtime's other processes, for one command's
+    work that two at once would trample; `on_wait` is called first when another holds it. A
+    process that dies lets it go."""
+    cfg.home.mkdir(parents=True, exist_ok=True)
+    with open(cfg.home / f"{name}.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait is not None:
+                on_wait()
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 # -- provisioning -------------------------------------------------------------------------

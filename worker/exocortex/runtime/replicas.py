@@ -147,13 +147,9 @@ def _save(cfg: Config, replicas: list[Replica]) -> None:
     partial.replace(path)
 
 
-@contextlib.contextmanager
-def _locked(cfg: Config) -> Iterator[None]:
+def _locked(cfg: Config) -> contextlib.AbstractContextManager[None]:
     """One replica command at a time changes the registry (and makes slots and directories)."""
-    cfg.home.mkdir(parents=True, exist_ok=True)
-    with open(cfg.home / "replicas.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
+    return local.home_lock(cfg, "replicas")
 
 
 def check_name(name: str) -> str:

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,7 +39,11 @@ def up(cfg: Config, progress: Progress, seed: Path | None = None) -> UpResult:
             time.monotonic() - began,
         )
     local.check_platform()  # before the lock in EXO_HOME, which needs root to make
-    with one_up_at_a_time(cfg, progress):
+    # One `up` at a time for an EXO_HOME: two at once (two terminals, or the suite's two processes
+    # on a fresh machine) would build the same root.partial, each removing the other's files, and
+    # initialise and start one cluster twice. The later waits, saying so, then finds it done.
+    waiting = f"waiting for another `exo db up` of {cfg.home} to finish"
+    with local.home_lock(cfg, "up", lambda: progress(waiting)):
         provisioned = local.provision(cfg, progress, seed)
         local.init_cluster(cfg, progress)
         local.start(cfg, progress)
@@ -62,21 +63,6 @@ def up(cfg: Config, progress: Progress, seed: Path | None = None) -> UpResult:
         provisioned,
         seconds,
     )
-
-
-@contextlib.contextmanager
-def one_up_at_a_time(cfg: Config, progress: Progress) -> Iterator[None]:
-    """One `up` at a time for an EXO_HOME: two at once (two terminals, or the suite's two processes
-    on a fresh machine) would build the same root.partial, each removing the other's files, and
-    initialise and start one cluster twice. The later waits, saying so, then finds it done."""
-    cfg.home.mkdir(parents=True, exist_ok=True)
-    with open(cfg.home / "up.lock", "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            progress(f"waiting for another `exo db up` of {cfg.home} to finish")
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
 
 
 def down(cfg: Config) -> str:
@@ -113,8 +99,8 @@ order by a.pid
 
 def copy_database(cfg: Config, name: str) -> str:
     """A copy of the memory (cfg.database) as database NAME, made while pg_cron runs: `create
-    database NAME template ... strategy file_copy` needs the source to have no other session, and pg_cron's
-    scheduler holds one on the database it serves. The source refuses new connections for the
+    database NAME template ... strategy file_copy` needs the source to have no other session, and
+    pg_cron's scheduler holds one on the database it serves. The source refuses new connections for the
     moment of the copy, the scheduler's session is ended (pg_cron starts it again at once, and
     reconnects when the source accepts connections again), and the copy gets the privileges a
     clone does not inherit and pg_cron jobs of its own. A client of the source (a worker, an
