@@ -355,7 +355,7 @@ def measure_size(
             partition = f"exo_private.chunks_{ws}"
             bm25 = (
                 f"select id from {partition} "
-                f"order by exo_private.bm25_text(body) operator(public.<@>) "
+                f"order by exo_private.bm25_chunk_text(document_title, body) operator(public.<@>) "
                 f"public.to_bm25query(exo_private.bm25_text(%s), '{partition}_bm25') limit 30"
             )
             phrases = info.topic_phrases[ws]

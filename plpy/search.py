@@ -158,6 +158,13 @@ def stem(word):
     return word
 
 
+def searched_text(details):
+    """What the lexical stage read of a pool_details row: its document's title, then its body
+    (exo_private.bm25_chunk_text). A word a passage "holds" is one of these: a conversation
+    titled "dietary restriction" holds "dietary" in every window."""
+    return (details.get("document_title") or "") + "\n" + details["body"]
+
+
 def coverage(body, words):
     """The share of `words` (a query's content words) among the words of `body`, compared by
     their stems(); 0 without words."""
@@ -470,7 +477,7 @@ def answer_check(
         and max(sims) < far
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
-        and 2 * max(weighted_coverage(c.get("body") or "", uses) for c in candidates) < 1
+        and 2 * max(weighted_coverage(searched_text(c), uses) for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]

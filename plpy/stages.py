@@ -25,6 +25,7 @@ from search import (
     name_keys,
     named_days,
     named_subjects,
+    searched_text,
     stems,
 )
 
@@ -340,7 +341,7 @@ class StageSearch:
         is only archival (then only_archival_entity and archive_holds_more decide). BM25 reads as the lexical stage does:
         nothing withheld counts."""
         held = set().union(
-            *(stems(d["body"]) for d in self.fetch_details([h for p in pools for h in p.hits]))
+            *(stems(searched_text(d)) for d in self.fetch_details([h for p in pools for h in p.hits]))
         )
         for word in [w for w in self.q.terms if len(w) >= 3 and w[:5] not in held]:
             if self.lexical_hits(word, PRESENT_BANDS, 1):
@@ -437,7 +438,7 @@ class StageSearch:
             for r in self.run_stage("lexical", ws, ALL_BANDS, query)
         ]
         wanted = {w[:5] for w in words}
-        return any(wanted <= stems(d["body"]) for d in self.fetch_details(hits))
+        return any(wanted <= stems(searched_text(d)) for d in self.fetch_details(hits))
 
     def walk_ways(self, rows, hops, anchors):
         """The ways a typed walk from `anchors` reached an answer (relation_paths.answer_ways),
@@ -512,7 +513,7 @@ class StageSearch:
             ):
                 d = cut_at(d, self.q.moment)
                 if d is not None:
-                    self.details[d["chunk_id"]] = dict(d, coverage=coverage(d["body"], self.q.terms))
+                    self.details[d["chunk_id"]] = dict(d, coverage=coverage(searched_text(d), self.q.terms))
         return [self.details[h["chunk_id"]] for h in hits if h["chunk_id"] in self.details]
 
     def present_answers(self, pools):

@@ -3309,6 +3309,23 @@ ALTER FUNCTION exo_private.bm25_text(body text) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.bm25_text(body text) IS 'The text a BM25 index reads, and a BM25 query: paths, URLs, hosts and e-mail addresses opened into their words (slashes, backslashes, at signs and dots before a letter made spaces), which the english parser keeps whole.';
 
 --
+-- Name: bm25_chunk_text(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.bm25_chunk_text(document_title text, body text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN exo_private.bm25_text((COALESCE((document_title || '
+'::text), ''::text) || body));
+
+ALTER FUNCTION exo_private.bm25_chunk_text(document_title text, body text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION bm25_chunk_text(document_title text, body text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.bm25_chunk_text(document_title text, body text) IS 'The text a BM25 index of chunks reads: the document''s title (chunks.document_title) and the body, through exo_private.bm25_text.';
+
+--
 -- Name: bound_backend_memory(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -4211,6 +4228,12 @@ def stem(word):
             return word[: -len(end)]
     return word
 
+def searched_text(details):
+    """What the lexical stage read of a pool_details row: its document's title, then its body
+    (exo_private.bm25_chunk_text). A word a passage "holds" is one of these: a conversation
+    titled "dietary restriction" holds "dietary" in every window."""
+    return (details.get("document_title") or "") + "\n" + details["body"]
+
 def coverage(body, words):
     """The share of `words` (a query's content words) among the words of `body`, compared by
     their stems(); 0 without words."""
@@ -4507,7 +4530,7 @@ def answer_check(
         and max(sims) < far
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
-        and 2 * max(weighted_coverage(c.get("body") or "", uses) for c in candidates) < 1
+        and 2 * max(weighted_coverage(searched_text(c), uses) for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
@@ -6887,6 +6910,12 @@ def stem(word):
             return word[: -len(end)]
     return word
 
+def searched_text(details):
+    """What the lexical stage read of a pool_details row: its document's title, then its body
+    (exo_private.bm25_chunk_text). A word a passage "holds" is one of these: a conversation
+    titled "dietary restriction" holds "dietary" in every window."""
+    return (details.get("document_title") or "") + "\n" + details["body"]
+
 def coverage(body, words):
     """The share of `words` (a query's content words) among the words of `body`, compared by
     their stems(); 0 without words."""
@@ -7183,7 +7212,7 @@ def answer_check(
         and max(sims) < far
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
-        and 2 * max(weighted_coverage(c.get("body") or "", uses) for c in candidates) < 1
+        and 2 * max(weighted_coverage(searched_text(c), uses) for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
@@ -9005,6 +9034,12 @@ def stem(word):
             return word[: -len(end)]
     return word
 
+def searched_text(details):
+    """What the lexical stage read of a pool_details row: its document's title, then its body
+    (exo_private.bm25_chunk_text). A word a passage "holds" is one of these: a conversation
+    titled "dietary restriction" holds "dietary" in every window."""
+    return (details.get("document_title") or "") + "\n" + details["body"]
+
 def coverage(body, words):
     """The share of `words` (a query's content words) among the words of `body`, compared by
     their stems(); 0 without words."""
@@ -9301,7 +9336,7 @@ def answer_check(
         and max(sims) < far
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
-        and 2 * max(weighted_coverage(c.get("body") or "", uses) for c in candidates) < 1
+        and 2 * max(weighted_coverage(searched_text(c), uses) for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
@@ -11728,6 +11763,12 @@ def stem(word):
             return word[: -len(end)]
     return word
 
+def searched_text(details):
+    """What the lexical stage read of a pool_details row: its document's title, then its body
+    (exo_private.bm25_chunk_text). A word a passage "holds" is one of these: a conversation
+    titled "dietary restriction" holds "dietary" in every window."""
+    return (details.get("document_title") or "") + "\n" + details["body"]
+
 def coverage(body, words):
     """The share of `words` (a query's content words) among the words of `body`, compared by
     their stems(); 0 without words."""
@@ -12024,7 +12065,7 @@ def answer_check(
         and max(sims) < far
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
-        and 2 * max(weighted_coverage(c.get("body") or "", uses) for c in candidates) < 1
+        and 2 * max(weighted_coverage(searched_text(c), uses) for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
@@ -13426,6 +13467,12 @@ def stem(word):
             return word[: -len(end)]
     return word
 
+def searched_text(details):
+    """What the lexical stage read of a pool_details row: its document's title, then its body
+    (exo_private.bm25_chunk_text). A word a passage "holds" is one of these: a conversation
+    titled "dietary restriction" holds "dietary" in every window."""
+    return (details.get("document_title") or "") + "\n" + details["body"]
+
 def coverage(body, words):
     """The share of `words` (a query's content words) among the words of `body`, compared by
     their stems(); 0 without words."""
@@ -13722,7 +13769,7 @@ def answer_check(
         and max(sims) < far
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
-        and 2 * max(weighted_coverage(c.get("body") or "", uses) for c in candidates) < 1
+        and 2 * max(weighted_coverage(searched_text(c), uses) for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
@@ -15725,6 +15772,12 @@ def stem(word):
             return word[: -len(end)]
     return word
 
+def searched_text(details):
+    """What the lexical stage read of a pool_details row: its document's title, then its body
+    (exo_private.bm25_chunk_text). A word a passage "holds" is one of these: a conversation
+    titled "dietary restriction" holds "dietary" in every window."""
+    return (details.get("document_title") or "") + "\n" + details["body"]
+
 def coverage(body, words):
     """The share of `words` (a query's content words) among the words of `body`, compared by
     their stems(); 0 without words."""
@@ -16021,7 +16074,7 @@ def answer_check(
         and max(sims) < far
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
-        and 2 * max(weighted_coverage(c.get("body") or "", uses) for c in candidates) < 1
+        and 2 * max(weighted_coverage(searched_text(c), uses) for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
@@ -18402,6 +18455,28 @@ ALTER FUNCTION exo_private.checked_vectors_model(p_model text, p_dimensions inte
 --
 
 COMMENT ON FUNCTION exo_private.checked_vectors_model(p_model text, p_dimensions integer, p_what text, p_ids bigint[], p_vectors text[]) IS 'The id of embedding model (p_model, p_dimensions), registering it once, after checking that there is one vector per id (p_what names the ids in the error) and that each has the model''s dimensions.';
+
+--
+-- Name: chunk_takes_title(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.chunk_takes_title() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    new.document_title := exo_private.document_search_title(new.document_id);
+    return new;
+end
+$$;
+
+ALTER FUNCTION exo_private.chunk_takes_title() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION chunk_takes_title(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.chunk_takes_title() IS 'Trigger: a chunk inserted takes its document''s title (exo_private.document_search_title).';
 
 --
 -- Name: clear_derived(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -21340,6 +21415,56 @@ ALTER FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, a
 COMMENT ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer, numeric_order text) IS 'Temporal signals of a query (plpy/temporal.py) for the given cue phrases, day, archive threshold and numeric date order (dmy or mdy; null: dmy).';
 
 --
+-- Name: document_gives_title(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.document_gives_title() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    title text := exo_private.document_search_title(new.id);
+begin
+    update exo_private.chunks c set document_title = title
+    where c.document_id = new.id and c.document_title is distinct from title;
+    return null;
+end
+$$;
+
+ALTER FUNCTION exo_private.document_gives_title() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION document_gives_title(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.document_gives_title() IS 'Trigger: a document whose title changed gives it to its chunks (chunks.document_title).';
+
+--
+-- Name: chat_conversations; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.chat_conversations (
+    id bigint NOT NULL,
+    source text NOT NULL,
+    external_id text NOT NULL,
+    title text,
+    started_at timestamp with time zone,
+    imported_from text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT chat_conversations_external_id_check CHECK ((external_id <> ''::text)),
+    CONSTRAINT chat_conversations_imported_from_check CHECK ((imported_from !~ '/'::text)),
+    CONSTRAINT chat_conversations_source_check CHECK ((source ~ '^[a-z][a-z0-9_]*(:[A-Za-z0-9][A-Za-z0-9_.-]*)?$'::text))
+);
+
+ALTER TABLE exo_private.chat_conversations OWNER TO exo_owner;
+
+--
+-- Name: TABLE chat_conversations; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.chat_conversations IS 'A conversation of one chat source, identified by the source''s own id (or the export''s file name); imported_from is the file name it first came from, never a path.';
+
+--
 -- Name: documents; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -21420,6 +21545,22 @@ COMMENT ON COLUMN exo_private.documents.path_bytes IS 'The path relative to the 
 --
 
 COMMENT ON COLUMN exo_private.documents.conversation_id IS 'Set on a conversation document (path chat/<source>/<external_id>, extension chat, no source, no sha256): the chat conversation whose windows are its chunks.';
+
+--
+-- Name: document_search_title(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.document_search_title(document_id bigint) RETURNS text
+    LANGUAGE sql STABLE
+    RETURN (SELECT COALESCE(cc.title, CASE WHEN (d.conversation_id IS NULL) THEN d.title ELSE NULL::text END) AS "coalesce" FROM (exo_private.documents d LEFT JOIN exo_private.chat_conversations cc ON ((cc.id = d.conversation_id))) WHERE (d.id = document_search_title.document_id));
+
+ALTER FUNCTION exo_private.document_search_title(document_id bigint) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION document_search_title(document_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.document_search_title(document_id bigint) IS 'The title its source gave a document (a file''s, a conversation''s own; null for a conversation without one), which BM25 reads with each of its chunks (chunks.document_title).';
 
 --
 -- Name: document_why(exo_private.documents); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -22606,14 +22747,16 @@ begin
                        partition_name, workspace);
         execute format('create index %I on exo_private.%I (document_id)',
                        partition_name || '_document_idx', partition_name);
-        -- the body as BM25 reads it, the words inside a path opened (exo_private.bm25_text)
-        execute format('create index %I on exo_private.%I using bm25 ((exo_private.bm25_text(body))) '
-                       'with (text_config = %L)',
+        -- the document's title and the body as BM25 reads them, the words inside a path opened
+        -- (exo_private.bm25_chunk_text)
+        execute format('create index %I on exo_private.%I using bm25 '
+                       '((exo_private.bm25_chunk_text(document_title, body))) with (text_config = %L)',
                        partition_name || '_bm25', partition_name, 'english');
         -- the chunks charged for nothing alone: what a search that releases nothing ranks by, so
         -- no statistic of it holds withheld material; followed by || '', which only it matches
         -- (exo_private.stage_sql)
-        execute format('create index %I on exo_private.%I using bm25 ((exo_private.bm25_text(body) || '''')) '
+        execute format('create index %I on exo_private.%I using bm25 '
+                       '((exo_private.bm25_chunk_text(document_title, body) || '''')) '
                        'with (text_config = %L) where charged_subjects = ''{}''',
                        partition_name || '_bm25_open', partition_name, 'english');
     end if;
@@ -30267,7 +30410,7 @@ COMMENT ON FUNCTION exo_private.plan_input(doc exo_private.documents) IS 'A docu
 -- Name: pool_details(text[], bigint[], date); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_as_of date DEFAULT NULL::date) RETURNS TABLE(chunk_id bigint, workspace text, document_id bigint, ordinal integer, body text, band text, written_at date, path text, title text, canonical boolean, chat jsonb)
+CREATE FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_as_of date DEFAULT NULL::date) RETURNS TABLE(chunk_id bigint, workspace text, document_id bigint, ordinal integer, body text, band text, written_at date, path text, title text, canonical boolean, chat jsonb, document_title text)
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -30282,7 +30425,8 @@ CREATE FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[],
                -- each message's time, in the order of message_ids: as_of cuts a window (search.cut_at)
                'sent_at', (select jsonb_agg(m.sent_at order by o.n)
                            from unnest(cw.message_ids) with ordinality o (message_id, n)
-                           join exo_private.chat_messages m on m.id = o.message_id)) end
+                           join exo_private.chat_messages m on m.id = o.message_id)) end,
+           c.document_title
     from unnest(p_workspaces, p_chunks) w (workspace, chunk_id)
     join exo_private.chunks c on c.workspace = w.workspace and c.id = w.chunk_id
     join exo_private.documents d on d.id = c.document_id
@@ -30307,7 +30451,7 @@ ALTER FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], 
 -- Name: FUNCTION pool_details(p_workspaces text[], p_chunks bigint[], p_as_of date); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_as_of date) IS 'Chunk and document of each candidate of the combined pool, by (workspace, chunk id), with its band as of p_as_of (exo_private.band_as_of; null: the stored band); chat, for a chunk that is a chat window (else null): {conversation_id, title, senders (distinct, in order of their first message), first_sent_at, message_ids (in order)}.';
+COMMENT ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_as_of date) IS 'Chunk and document of each candidate of the combined pool, by (workspace, chunk id), with its band as of p_as_of (exo_private.band_as_of; null: the stored band); chat, for a chunk that is a chat window (else null): {conversation_id, title, senders (distinct, in order of their first message), first_sent_at, message_ids (in order)}; document_title, the title BM25 read with it (chunks.document_title).';
 
 --
 -- Name: pool_similarity(text[], bigint[], text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -34042,6 +34186,12 @@ def stem(word):
             return word[: -len(end)]
     return word
 
+def searched_text(details):
+    """What the lexical stage read of a pool_details row: its document's title, then its body
+    (exo_private.bm25_chunk_text). A word a passage "holds" is one of these: a conversation
+    titled "dietary restriction" holds "dietary" in every window."""
+    return (details.get("document_title") or "") + "\n" + details["body"]
+
 def coverage(body, words):
     """The share of `words` (a query's content words) among the words of `body`, compared by
     their stems(); 0 without words."""
@@ -34338,7 +34488,7 @@ def answer_check(
         and max(sims) < far
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
-        and 2 * max(weighted_coverage(c.get("body") or "", uses) for c in candidates) < 1
+        and 2 * max(weighted_coverage(searched_text(c), uses) for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
@@ -36040,6 +36190,12 @@ def stem(word):
             return word[: -len(end)]
     return word
 
+def searched_text(details):
+    """What the lexical stage read of a pool_details row: its document's title, then its body
+    (exo_private.bm25_chunk_text). A word a passage "holds" is one of these: a conversation
+    titled "dietary restriction" holds "dietary" in every window."""
+    return (details.get("document_title") or "") + "\n" + details["body"]
+
 def coverage(body, words):
     """The share of `words` (a query's content words) among the words of `body`, compared by
     their stems(); 0 without words."""
@@ -36336,7 +36492,7 @@ def answer_check(
         and max(sims) < far
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
-        and 2 * max(weighted_coverage(c.get("body") or "", uses) for c in candidates) < 1
+        and 2 * max(weighted_coverage(searched_text(c), uses) for c in candidates) < 1
     ):
         return dict(check, found=False, why=f"no passage comes within {far} of the question in meaning")
     absent = [w for w, n in uses.items() if n == 0]
@@ -39505,7 +39661,7 @@ class StageSearch:
         is only archival (then only_archival_entity and archive_holds_more decide). BM25 reads as the lexical stage does:
         nothing withheld counts."""
         held = set().union(
-            *(stems(d["body"]) for d in self.fetch_details([h for p in pools for h in p.hits]))
+            *(stems(searched_text(d)) for d in self.fetch_details([h for p in pools for h in p.hits]))
         )
         for word in [w for w in self.q.terms if len(w) >= 3 and w[:5] not in held]:
             if self.lexical_hits(word, PRESENT_BANDS, 1):
@@ -39602,7 +39758,7 @@ class StageSearch:
             for r in self.run_stage("lexical", ws, ALL_BANDS, query)
         ]
         wanted = {w[:5] for w in words}
-        return any(wanted <= stems(d["body"]) for d in self.fetch_details(hits))
+        return any(wanted <= stems(searched_text(d)) for d in self.fetch_details(hits))
 
     def walk_ways(self, rows, hops, anchors):
         """The ways a typed walk from `anchors` reached an answer (relation_paths.answer_ways),
@@ -39677,7 +39833,7 @@ class StageSearch:
             ):
                 d = cut_at(d, self.q.moment)
                 if d is not None:
-                    self.details[d["chunk_id"]] = dict(d, coverage=coverage(d["body"], self.q.terms))
+                    self.details[d["chunk_id"]] = dict(d, coverage=coverage(searched_text(d), self.q.terms))
         return [self.details[h["chunk_id"]] for h in hits if h["chunk_id"] in self.details]
 
     def present_answers(self, pools):
@@ -41278,12 +41434,13 @@ declare
     -- rare a word is, how long a chunk) holds withheld material. One that releases a subject
     -- (released) ranks by the index of every chunk, which the subjects it releases are in.
     bm25 text := format('exo_private.%I', 'chunks_' || workspace || case when released then '_bm25' else '_bm25_open' end);
-    -- What the index ranks: the body as BM25 reads it (exo_private.bm25_text: the words inside a
-    -- path opened); the open index's is followed by || '', an expression only it matches, so
-    -- the planner can never scan the index of every chunk for it (with nothing charged the two
-    -- cost the same, and to_bm25query refuses a scan of an index other than the one it names).
-    ranked text := case when released then 'exo_private.bm25_text(c.body)'
-                        else $e$(exo_private.bm25_text(c.body) || '')$e$ end;
+    -- What the index ranks: the document's title and the body as BM25 reads them
+    -- (exo_private.bm25_chunk_text: the words inside a path opened); the open index's is followed
+    -- by || '', an expression only it matches, so the planner can never scan the index of every
+    -- chunk for it (with nothing charged the two cost the same, and to_bm25query refuses a scan
+    -- of an index other than the one it names).
+    ranked text := case when released then 'exo_private.bm25_chunk_text(c.document_title, c.body)'
+                        else $e$(exo_private.bm25_chunk_text(c.document_title, c.body) || '')$e$ end;
     -- Every stage (exo_private.stage_parameters): bands open, as_of day, row_limit, released keys.
     -- Nothing written after as_of. Nothing charged for a subject the search
     -- leaves closed, in any stage: withheld material never takes a place among the candidates,
@@ -41404,8 +41561,8 @@ begin
     -- What was written on the days a question names (a day, a week, a month: plpy/stages.py keeps
     -- the span short), those that share its words first: a named day finds its note even where
     -- the note never writes the date. BM25 scores a row outside its index (about 0.1 ms a row,
-    -- hundreds of rows a day at a million chunks), so only a row that holds the start of one of
-    -- the question's stems is scored ("famil" of famili, "cit" of citi: the stem's y made i);
+    -- hundreds of rows a day at a million chunks), so only a row whose title or body holds the
+    -- start of one of the question's stems is scored ("famil" of famili, "cit" of citi: the stem's y made i);
     -- the others score 0, as BM25 would score most of them.
     return format($q$
         select c.id as chunk_id,
@@ -41416,7 +41573,7 @@ begin
                                        then pg_catalog.left(l, -1) else pg_catalog.left(l, 5) end)
                             from pg_catalog.unnest(pg_catalog.tsvector_to_array(
                                 pg_catalog.to_tsvector('english', exo_private.bm25_text({query})))) l)) w
-                        where pg_catalog.strpos(pg_catalog.lower(c.body), w) > 0)
+                        where pg_catalog.strpos(pg_catalog.lower(coalesce(c.document_title, '') || ' ' || c.body), w) > 0)
                     then -(%s operator(public.<@>) public.to_bm25query(exo_private.bm25_text({query}), %L)) else 0 end as score,
                c.charged_subjects as charged, c.written_at::text as detail
         from exo_private.%I c
@@ -41793,11 +41950,11 @@ begin
         from unnest({documents}::bigint[]) s (document_id)
         cross join lateral (
             select c.id as chunk_id, c.document_id, c.charged_subjects as charged,
-                   pg_catalog.ts_rank(pg_catalog.to_tsvector('english', exo_private.bm25_text(c.body)),
+                   pg_catalog.ts_rank(pg_catalog.to_tsvector('english', exo_private.bm25_chunk_text(c.document_title, c.body)),
                                       pg_catalog.websearch_to_tsquery('english', {terms}))::float8 as score
             from exo_private.%I c
             where c.workspace = %L and c.document_id = s.document_id and %s
-              and pg_catalog.to_tsvector('english', exo_private.bm25_text(c.body)) @@ pg_catalog.websearch_to_tsquery('english', {terms})
+              and pg_catalog.to_tsvector('english', exo_private.bm25_chunk_text(c.document_title, c.body)) @@ pg_catalog.websearch_to_tsquery('english', {terms})
             order by score desc, c.id
             limit {per_document}
         ) x
@@ -46409,7 +46566,8 @@ CREATE TABLE exo_private.chunks (
     written_at date,
     charged_subjects text[] DEFAULT '{}'::text[] NOT NULL,
     charged jsonb DEFAULT '[]'::jsonb NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    document_title text
 )
 PARTITION BY LIST (workspace);
 
@@ -46426,6 +46584,12 @@ COMMENT ON TABLE exo_private.chunks IS 'Retrieval chunks split at paragraph boun
 --
 
 COMMENT ON COLUMN exo_private.chunks.charged IS 'Deferred subjects this chunk touches, each with the rule that fired.';
+
+--
+-- Name: COLUMN chunks.document_title; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.chunks.document_title IS 'The title its source gave the chunk''s document (exo_private.document_search_title), which BM25 reads before the body (exo_private.bm25_chunk_text); kept by triggers on chunks and documents.';
 
 --
 -- Name: deferred_subjects; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -46986,31 +47150,6 @@ ALTER TABLE exo_private.charged_tallies OWNER TO exo_owner;
 COMMENT ON TABLE exo_private.charged_tallies IS 'Per workspace and charged subject, how many chunks (document chunks and chat windows) are charged for it: exo_private.chunks.charged_subjects counted, kept by the chunks_tally_charges triggers (exo_private.tally_charges); a row of 0 is a subject none is charged for now.';
 
 --
--- Name: chat_conversations; Type: TABLE; Schema: exo_private; Owner: exo_owner
---
-
-CREATE TABLE exo_private.chat_conversations (
-    id bigint NOT NULL,
-    source text NOT NULL,
-    external_id text NOT NULL,
-    title text,
-    started_at timestamp with time zone,
-    imported_from text,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT chat_conversations_external_id_check CHECK ((external_id <> ''::text)),
-    CONSTRAINT chat_conversations_imported_from_check CHECK ((imported_from !~ '/'::text)),
-    CONSTRAINT chat_conversations_source_check CHECK ((source ~ '^[a-z][a-z0-9_]*(:[A-Za-z0-9][A-Za-z0-9_.-]*)?$'::text))
-);
-
-ALTER TABLE exo_private.chat_conversations OWNER TO exo_owner;
-
---
--- Name: TABLE chat_conversations; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON TABLE exo_private.chat_conversations IS 'A conversation of one chat source, identified by the source''s own id (or the export''s file name); imported_from is the file name it first came from, never a path.';
-
---
 -- Name: chat_conversations_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -47221,7 +47360,8 @@ CREATE TABLE exo_private.chunks_administrative (
     written_at date,
     charged_subjects text[] DEFAULT '{}'::text[] CONSTRAINT chunks_charged_subjects_not_null NOT NULL,
     charged jsonb DEFAULT '[]'::jsonb CONSTRAINT chunks_charged_not_null NOT NULL,
-    created_at timestamp with time zone DEFAULT now() CONSTRAINT chunks_created_at_not_null NOT NULL
+    created_at timestamp with time zone DEFAULT now() CONSTRAINT chunks_created_at_not_null NOT NULL,
+    document_title text
 );
 
 ALTER TABLE exo_private.chunks_administrative OWNER TO exo_owner;
@@ -47242,7 +47382,8 @@ CREATE TABLE exo_private.chunks_creative (
     written_at date,
     charged_subjects text[] DEFAULT '{}'::text[] CONSTRAINT chunks_charged_subjects_not_null NOT NULL,
     charged jsonb DEFAULT '[]'::jsonb CONSTRAINT chunks_charged_not_null NOT NULL,
-    created_at timestamp with time zone DEFAULT now() CONSTRAINT chunks_created_at_not_null NOT NULL
+    created_at timestamp with time zone DEFAULT now() CONSTRAINT chunks_created_at_not_null NOT NULL,
+    document_title text
 );
 
 ALTER TABLE exo_private.chunks_creative OWNER TO exo_owner;
@@ -47276,7 +47417,8 @@ CREATE TABLE exo_private.chunks_personal (
     written_at date,
     charged_subjects text[] DEFAULT '{}'::text[] CONSTRAINT chunks_charged_subjects_not_null NOT NULL,
     charged jsonb DEFAULT '[]'::jsonb CONSTRAINT chunks_charged_not_null NOT NULL,
-    created_at timestamp with time zone DEFAULT now() CONSTRAINT chunks_created_at_not_null NOT NULL
+    created_at timestamp with time zone DEFAULT now() CONSTRAINT chunks_created_at_not_null NOT NULL,
+    document_title text
 );
 
 ALTER TABLE exo_private.chunks_personal OWNER TO exo_owner;
@@ -47297,7 +47439,8 @@ CREATE TABLE exo_private.chunks_technical (
     written_at date,
     charged_subjects text[] DEFAULT '{}'::text[] CONSTRAINT chunks_charged_subjects_not_null NOT NULL,
     charged jsonb DEFAULT '[]'::jsonb CONSTRAINT chunks_charged_not_null NOT NULL,
-    created_at timestamp with time zone DEFAULT now() CONSTRAINT chunks_created_at_not_null NOT NULL
+    created_at timestamp with time zone DEFAULT now() CONSTRAINT chunks_created_at_not_null NOT NULL,
+    document_title text
 );
 
 ALTER TABLE exo_private.chunks_technical OWNER TO exo_owner;
@@ -50234,13 +50377,13 @@ CREATE INDEX chat_windows_message_ids_idx ON exo_private.chat_windows USING gin 
 -- Name: chunks_administrative_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chunks_administrative_bm25 ON exo_private.chunks_administrative USING bm25 (exo_private.bm25_text(body)) WITH (text_config=english);
+CREATE INDEX chunks_administrative_bm25 ON exo_private.chunks_administrative USING bm25 (exo_private.bm25_chunk_text(document_title, body)) WITH (text_config=english);
 
 --
 -- Name: chunks_administrative_bm25_open; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chunks_administrative_bm25_open ON exo_private.chunks_administrative USING bm25 (((exo_private.bm25_text(body) || ''::text))) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
+CREATE INDEX chunks_administrative_bm25_open ON exo_private.chunks_administrative USING bm25 (((exo_private.bm25_chunk_text(document_title, body) || ''::text))) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
 
 --
 -- Name: chunks_charged_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -50312,13 +50455,13 @@ CREATE INDEX chunks_administrative_written_at_idx ON exo_private.chunks_administ
 -- Name: chunks_creative_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chunks_creative_bm25 ON exo_private.chunks_creative USING bm25 (exo_private.bm25_text(body)) WITH (text_config=english);
+CREATE INDEX chunks_creative_bm25 ON exo_private.chunks_creative USING bm25 (exo_private.bm25_chunk_text(document_title, body)) WITH (text_config=english);
 
 --
 -- Name: chunks_creative_bm25_open; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chunks_creative_bm25_open ON exo_private.chunks_creative USING bm25 (((exo_private.bm25_text(body) || ''::text))) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
+CREATE INDEX chunks_creative_bm25_open ON exo_private.chunks_creative USING bm25 (((exo_private.bm25_chunk_text(document_title, body) || ''::text))) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
 
 --
 -- Name: chunks_creative_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -50360,13 +50503,13 @@ CREATE INDEX chunks_creative_written_at_idx ON exo_private.chunks_creative USING
 -- Name: chunks_personal_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chunks_personal_bm25 ON exo_private.chunks_personal USING bm25 (exo_private.bm25_text(body)) WITH (text_config=english);
+CREATE INDEX chunks_personal_bm25 ON exo_private.chunks_personal USING bm25 (exo_private.bm25_chunk_text(document_title, body)) WITH (text_config=english);
 
 --
 -- Name: chunks_personal_bm25_open; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chunks_personal_bm25_open ON exo_private.chunks_personal USING bm25 (((exo_private.bm25_text(body) || ''::text))) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
+CREATE INDEX chunks_personal_bm25_open ON exo_private.chunks_personal USING bm25 (((exo_private.bm25_chunk_text(document_title, body) || ''::text))) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
 
 --
 -- Name: chunks_personal_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -50408,13 +50551,13 @@ CREATE INDEX chunks_personal_written_at_idx ON exo_private.chunks_personal USING
 -- Name: chunks_technical_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chunks_technical_bm25 ON exo_private.chunks_technical USING bm25 (exo_private.bm25_text(body)) WITH (text_config=english);
+CREATE INDEX chunks_technical_bm25 ON exo_private.chunks_technical USING bm25 (exo_private.bm25_chunk_text(document_title, body)) WITH (text_config=english);
 
 --
 -- Name: chunks_technical_bm25_open; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chunks_technical_bm25_open ON exo_private.chunks_technical USING bm25 (((exo_private.bm25_text(body) || ''::text))) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
+CREATE INDEX chunks_technical_bm25_open ON exo_private.chunks_technical USING bm25 (((exo_private.bm25_chunk_text(document_title, body) || ''::text))) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
 
 --
 -- Name: chunks_technical_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -51161,6 +51304,12 @@ CREATE TRIGGER chat_messages_pass_charges AFTER UPDATE OF charged_subjects ON ex
 CREATE TRIGGER chunks_pass_charges AFTER DELETE OR UPDATE OF charged_subjects, workspace, id ON exo_private.chunks FOR EACH ROW EXECUTE FUNCTION exo_private.pass_chunk_charges();
 
 --
+-- Name: chunks chunks_take_title; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER chunks_take_title BEFORE INSERT ON exo_private.chunks FOR EACH ROW EXECUTE FUNCTION exo_private.chunk_takes_title();
+
+--
 -- Name: chunks chunks_tally_charges_delete; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
 --
 
@@ -51177,6 +51326,12 @@ CREATE TRIGGER chunks_tally_charges_insert AFTER INSERT ON exo_private.chunks FO
 --
 
 CREATE TRIGGER chunks_tally_charges_update AFTER UPDATE OF charged_subjects, workspace ON exo_private.chunks FOR EACH ROW WHEN (((old.charged_subjects <> '{}'::text[]) OR (new.charged_subjects <> '{}'::text[]))) EXECUTE FUNCTION exo_private.tally_charges();
+
+--
+-- Name: documents documents_give_title; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER documents_give_title AFTER UPDATE OF title ON exo_private.documents FOR EACH ROW WHEN ((old.title IS DISTINCT FROM new.title)) EXECUTE FUNCTION exo_private.document_gives_title();
 
 --
 -- Name: documents documents_queue_capsule; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
@@ -52520,6 +52675,14 @@ GRANT ALL ON FUNCTION exo_private.bm25_text(body text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.bm25_text(body text) TO exo_writer;
 
 --
+-- Name: FUNCTION bm25_chunk_text(document_title text, body text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.bm25_chunk_text(document_title text, body text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.bm25_chunk_text(document_title text, body text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.bm25_chunk_text(document_title text, body text) TO exo_writer;
+
+--
 -- Name: FUNCTION bound_backend_memory(p_bytes bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -52695,6 +52858,14 @@ GRANT ALL ON FUNCTION exo_private.checked_fact_kind(p_workspace text, p_subject 
 REVOKE ALL ON FUNCTION exo_private.checked_vectors_model(p_model text, p_dimensions integer, p_what text, p_ids bigint[], p_vectors text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.checked_vectors_model(p_model text, p_dimensions integer, p_what text, p_ids bigint[], p_vectors text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.checked_vectors_model(p_model text, p_dimensions integer, p_what text, p_ids bigint[], p_vectors text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION chunk_takes_title(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.chunk_takes_title() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.chunk_takes_title() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.chunk_takes_title() TO exo_writer;
 
 --
 -- Name: FUNCTION clear_derived(doc_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -52888,12 +53059,35 @@ GRANT ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of 
 GRANT ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer, numeric_order text) TO exo_writer;
 
 --
+-- Name: FUNCTION document_gives_title(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.document_gives_title() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.document_gives_title() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.document_gives_title() TO exo_writer;
+
+--
+-- Name: TABLE chat_conversations; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.chat_conversations TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_conversations TO exo_writer;
+
+--
 -- Name: TABLE documents; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 GRANT SELECT ON TABLE exo_private.documents TO exo_api;
 GRANT SELECT ON TABLE exo_private.documents TO exo_kb;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.documents TO exo_writer;
+
+--
+-- Name: FUNCTION document_search_title(document_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.document_search_title(document_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.document_search_title(document_id bigint) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.document_search_title(document_id bigint) TO exo_writer;
 
 --
 -- Name: FUNCTION document_why(doc exo_private.documents, OUT code text, OUT kind text, OUT reason text, OUT fix text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -55697,13 +55891,6 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.capsules_id_seq TO exo_writer;
 
 GRANT SELECT ON TABLE exo_private.charged_tallies TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.charged_tallies TO exo_writer;
-
---
--- Name: TABLE chat_conversations; Type: ACL; Schema: exo_private; Owner: exo_owner
---
-
-GRANT SELECT ON TABLE exo_private.chat_conversations TO exo_api;
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_conversations TO exo_writer;
 
 --
 -- Name: SEQUENCE chat_conversations_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -95,14 +95,16 @@ begin
                        partition_name, workspace);
         execute format('create index %I on exo_private.%I (document_id)',
                        partition_name || '_document_idx', partition_name);
-        -- the body as BM25 reads it, the words inside a path opened (exo_private.bm25_text)
-        execute format('create index %I on exo_private.%I using bm25 ((exo_private.bm25_text(body))) '
-                       'with (text_config = %L)',
+        -- the document's title and the body as BM25 reads them, the words inside a path opened
+        -- (exo_private.bm25_chunk_text)
+        execute format('create index %I on exo_private.%I using bm25 '
+                       '((exo_private.bm25_chunk_text(document_title, body))) with (text_config = %L)',
                        partition_name || '_bm25', partition_name, 'english');
         -- the chunks charged for nothing alone: what a search that releases nothing ranks by, so
         -- no statistic of it holds withheld material; followed by || '', which only it matches
         -- (exo_private.stage_sql)
-        execute format('create index %I on exo_private.%I using bm25 ((exo_private.bm25_text(body) || '''')) '
+        execute format('create index %I on exo_private.%I using bm25 '
+                       '((exo_private.bm25_chunk_text(document_title, body) || '''')) '
                        'with (text_config = %L) where charged_subjects = ''{}''',
                        partition_name || '_bm25_open', partition_name, 'english');
     end if;

@@ -14,6 +14,17 @@ comment on function exo_private.bm25_text(text) is
     'into their words (slashes, backslashes, at signs and dots before a letter made spaces), which '
     'the english parser keeps whole.';
 
+-- exo_private.bm25_chunk_text: what every BM25 index of chunks reads (migration 0110): the title its
+-- source gave the chunk's document, then its body, as bm25_text reads them. A title is often the
+-- only place a word of what a passage is about is written (a conversation titled "dietary
+-- restriction" that says "vegetarian").
+create or replace function exo_private.bm25_chunk_text(document_title text, body text) returns text
+language sql immutable parallel safe
+return exo_private.bm25_text(coalesce(document_title || E'\n', '') || body);
+comment on function exo_private.bm25_chunk_text(text, text) is
+    'The text a BM25 index of chunks reads: the document''s title (chunks.document_title) and the '
+    'body, through exo_private.bm25_text.';
+
 -- exo_private.canonical_key: identity key of a name (NFKC, casefold, whitespace).
 create or replace function exo_private.canonical_key(name text)
 returns text

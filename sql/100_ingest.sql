@@ -86,6 +86,61 @@ $$;
 comment on function exo_private.clear_derived(bigint) is
     'Delete a document''s chunks and extraction windows (before re-chunking, deleting or rejecting it).';
 
+-- exo_private.document_search_title: the title BM25 reads with every chunk of a document
+-- (chunks.document_title, exo_private.bm25_chunk_text): the one its source gave it. A conversation's
+-- document is titled by its people where the export gave no title (plpy/cut_windows.py title_of);
+-- those names are its lines' already, and "Chat with" is no word of what it says.
+create or replace function exo_private.document_search_title(document_id bigint) returns text
+language sql stable
+return (select coalesce(cc.title, case when d.conversation_id is null then d.title end)
+        from exo_private.documents d
+        left join exo_private.chat_conversations cc on cc.id = d.conversation_id
+        where d.id = document_search_title.document_id);
+comment on function exo_private.document_search_title(bigint) is
+    'The title its source gave a document (a file''s, a conversation''s own; null for a conversation '
+    'without one), which BM25 reads with each of its chunks (chunks.document_title).';
+
+-- exo_private.chunk_takes_title / document_gives_title: chunks.document_title kept, on every path
+-- that writes a chunk (ingest, chat windows, a bench's COPY) and whenever a title changes.
+create or replace function exo_private.chunk_takes_title()
+returns trigger
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+begin
+    new.document_title := exo_private.document_search_title(new.document_id);
+    return new;
+end
+$$;
+comment on function exo_private.chunk_takes_title() is
+    'Trigger: a chunk inserted takes its document''s title (exo_private.document_search_title).';
+
+create or replace function exo_private.document_gives_title()
+returns trigger
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    title text := exo_private.document_search_title(new.id);
+begin
+    update exo_private.chunks c set document_title = title
+    where c.document_id = new.id and c.document_title is distinct from title;
+    return null;
+end
+$$;
+comment on function exo_private.document_gives_title() is
+    'Trigger: a document whose title changed gives it to its chunks (chunks.document_title).';
+
+create or replace trigger chunks_take_title
+    before insert on exo_private.chunks
+    for each row execute function exo_private.chunk_takes_title();
+create or replace trigger documents_give_title
+    after update of title on exo_private.documents
+    for each row when (old.title is distinct from new.title)
+    execute function exo_private.document_gives_title();
+
 -- exo_private.process_document: route, band and chunk one extracted document.
 create or replace function exo_private.process_document(doc_id bigint)
 returns exo_private.document_stage

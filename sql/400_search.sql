@@ -149,8 +149,8 @@ begin
     -- What was written on the days a question names (a day, a week, a month: plpy/stages.py keeps
     -- the span short), those that share its words first: a named day finds its note even where
     -- the note never writes the date. BM25 scores a row outside its index (about 0.1 ms a row,
-    -- hundreds of rows a day at a million chunks), so only a row that holds the start of one of
-    -- the question's stems is scored ("famil" of famili, "cit" of citi: the stem's y made i);
+    -- hundreds of rows a day at a million chunks), so only a row whose title or body holds the
+    -- start of one of the question's stems is scored ("famil" of famili, "cit" of citi: the stem's y made i);
     -- the others score 0, as BM25 would score most of them.
     return format($q$
         select c.id as chunk_id,
@@ -161,7 +161,7 @@ begin
                                        then pg_catalog.left(l, -1) else pg_catalog.left(l, 5) end)
                             from pg_catalog.unnest(pg_catalog.tsvector_to_array(
                                 pg_catalog.to_tsvector('english', exo_private.bm25_text({query})))) l)) w
-                        where pg_catalog.strpos(pg_catalog.lower(c.body), w) > 0)
+                        where pg_catalog.strpos(pg_catalog.lower(coalesce(c.document_title, '') || ' ' || c.body), w) > 0)
                     then -(%s operator(public.<@>) public.to_bm25query(exo_private.bm25_text({query}), %L)) else 0 end as score,
                c.charged_subjects as charged, c.written_at::text as detail
         from exo_private.%I c
@@ -459,11 +459,11 @@ begin
         from unnest({documents}::bigint[]) s (document_id)
         cross join lateral (
             select c.id as chunk_id, c.document_id, c.charged_subjects as charged,
-                   pg_catalog.ts_rank(pg_catalog.to_tsvector('english', exo_private.bm25_text(c.body)),
+                   pg_catalog.ts_rank(pg_catalog.to_tsvector('english', exo_private.bm25_chunk_text(c.document_title, c.body)),
                                       pg_catalog.websearch_to_tsquery('english', {terms}))::float8 as score
             from exo_private.%I c
             where c.workspace = %L and c.document_id = s.document_id and %s
-              and pg_catalog.to_tsvector('english', exo_private.bm25_text(c.body)) @@ pg_catalog.websearch_to_tsquery('english', {terms})
+              and pg_catalog.to_tsvector('english', exo_private.bm25_chunk_text(c.document_title, c.body)) @@ pg_catalog.websearch_to_tsquery('english', {terms})
             order by score desc, c.id
             limit {per_document}
         ) x
@@ -557,12 +557,13 @@ declare
     -- rare a word is, how long a chunk) holds withheld material. One that releases a subject
     -- (released) ranks by the index of every chunk, which the subjects it releases are in.
     bm25 text := format('exo_private.%I', 'chunks_' || workspace || case when released then '_bm25' else '_bm25_open' end);
-    -- What the index ranks: the body as BM25 reads it (exo_private.bm25_text: the words inside a
-    -- path opened); the open index's is followed by || '', an expression only it matches, so
-    -- the planner can never scan the index of every chunk for it (with nothing charged the two
-    -- cost the same, and to_bm25query refuses a scan of an index other than the one it names).
-    ranked text := case when released then 'exo_private.bm25_text(c.body)'
-                        else $e$(exo_private.bm25_text(c.body) || '')$e$ end;
+    -- What the index ranks: the document's title and the body as BM25 reads them
+    -- (exo_private.bm25_chunk_text: the words inside a path opened); the open index's is followed
+    -- by || '', an expression only it matches, so the planner can never scan the index of every
+    -- chunk for it (with nothing charged the two cost the same, and to_bm25query refuses a scan
+    -- of an index other than the one it names).
+    ranked text := case when released then 'exo_private.bm25_chunk_text(c.document_title, c.body)'
+                        else $e$(exo_private.bm25_chunk_text(c.document_title, c.body) || '')$e$ end;
     -- Every stage (exo_private.stage_parameters): bands open, as_of day, row_limit, released keys.
     -- Nothing written after as_of. Nothing charged for a subject the search
     -- leaves closed, in any stage: withheld material never takes a place among the candidates,
@@ -629,7 +630,7 @@ comment on function exo_private.stage_sql(text, text, int, int, boolean) is
 create or replace function exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_as_of date default null)
 returns table (
     chunk_id bigint, workspace text, document_id bigint, ordinal int, body text, band text,
-    written_at date, path text, title text, canonical boolean, chat jsonb
+    written_at date, path text, title text, canonical boolean, chat jsonb, document_title text
 )
 language sql stable
 security invoker
@@ -646,7 +647,8 @@ as $$
                -- each message's time, in the order of message_ids: as_of cuts a window (search.cut_at)
                'sent_at', (select jsonb_agg(m.sent_at order by o.n)
                            from unnest(cw.message_ids) with ordinality o (message_id, n)
-                           join exo_private.chat_messages m on m.id = o.message_id)) end
+                           join exo_private.chat_messages m on m.id = o.message_id)) end,
+           c.document_title
     from unnest(p_workspaces, p_chunks) w (workspace, chunk_id)
     join exo_private.chunks c on c.workspace = w.workspace and c.id = w.chunk_id
     join exo_private.documents d on d.id = c.document_id
@@ -668,7 +670,8 @@ comment on function exo_private.pool_details(text[], bigint[], date) is
     'Chunk and document of each candidate of the combined pool, by (workspace, chunk id), with its band '
     'as of p_as_of (exo_private.band_as_of; null: the stored band); chat, for a '
     'chunk that is a chat window (else null): {conversation_id, title, senders (distinct, in order of '
-    'their first message), first_sent_at, message_ids (in order)}.';
+    'their first message), first_sent_at, message_ids (in order)}; document_title, the title BM25 '
+    'read with it (chunks.document_title).';
 
 -- exo_private.pool_similarity: cosine similarity of candidates to a query vector.
 create or replace function exo_private.pool_similarity(

@@ -117,7 +117,7 @@ def test_chunks_are_searchable_and_queued(db, vault):
         queued_windows = conn.execute("select count(*) from pgmq.q_extract").fetchone()[0]
         best = conn.execute(
             """select d.path from exo_private.chunks_technical c join exo_private.documents d on d.id = c.document_id
-               order by exo_private.bm25_text(c.body) <@> to_bm25query('replication slot', 'exo_private.chunks_technical_bm25')
+               order by exo_private.bm25_chunk_text(c.document_title, c.body) <@> to_bm25query('replication slot', 'exo_private.chunks_technical_bm25')
                limit 1"""
         ).fetchone()
         partitions = {

@@ -56,7 +56,7 @@ def test_build_corpus_loads_a_consistent_corpus(db):
         ).fetchone() == (0,)
         top = conn.execute(
             """select id from exo_private.chunks_technical
-               order by exo_private.bm25_text(body) <@> to_bm25query('replication lag', 'exo_private.chunks_technical_bm25')
+               order by exo_private.bm25_chunk_text(document_title, body) <@> to_bm25query('replication lag', 'exo_private.chunks_technical_bm25')
                limit 1"""
         ).fetchone()[0]
         assert (

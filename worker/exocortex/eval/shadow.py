@@ -362,8 +362,8 @@ def lexical_workspaces(admin: psycopg.Connection) -> list[str]:
 def run_bm25(
     admin: psycopg.Connection, q: Question, k: int, workspaces: Sequence[str]
 ) -> tuple[list[Chunk], float]:
-    """The k best chunks by BM25 over each workspace's index (which reads the words inside a path:
-    exo_private.bm25_text), merged by score (best first)."""
+    """The k best chunks by BM25 over each workspace's index (which reads the document's title and
+    the words inside a path: exo_private.bm25_chunk_text), merged by score (best first)."""
     began = time.perf_counter()
     hits = []
     for ws in workspaces:
@@ -371,7 +371,8 @@ def run_bm25(
             continue
         index = sql.Literal(sql.Identifier("exo_private", f"chunks_{ws}_bm25").as_string(admin))
         distance = sql.SQL(
-            "exo_private.bm25_text(c.body) operator(public.<@>) public.to_bm25query(exo_private.bm25_text(%(q)s), {index})"
+            "exo_private.bm25_chunk_text(c.document_title, c.body) operator(public.<@>) "
+            "public.to_bm25query(exo_private.bm25_text(%(q)s), {index})"
         ).format(index=index)
         query = sql.SQL(
             """select -({distance}) as score, c.id, c.body, d.path, c.written_at
