@@ -25,14 +25,10 @@ return (select coalesce(cc.title, case when d.conversation_id is null then d.tit
         left join exo_private.chat_conversations cc on cc.id = d.conversation_id
         where d.id = document_search_title.document_id);
 
-update exo_private.chunks c
-set document_title = t.title
-from (select d.id, exo_private.document_search_title(d.id) as title from exo_private.documents d) t
-where t.id = c.document_id and t.title is not null;
-
 -- pool_details returns the chunk's document_title (sql/400_search.sql makes it again)
 drop function if exists exo_private.pool_details(text[], bigint[], date);
 
+-- The indexes go first: the fill then writes no BM25 entry, and each is built once, on what it reads.
 do $$
 declare
     partition_name text;
@@ -42,10 +38,27 @@ begin
         where to_regclass(format('exo_private.%I', 'chunks_' || w.name)) is not null
     loop
         execute format('drop index if exists exo_private.%I', partition_name || '_bm25');
+        execute format('drop index if exists exo_private.%I', partition_name || '_bm25_open');
+    end loop;
+end
+$$;
+
+update exo_private.chunks c
+set document_title = t.title
+from (select d.id, exo_private.document_search_title(d.id) as title from exo_private.documents d) t
+where t.id = c.document_id and t.title is not null;
+
+do $$
+declare
+    partition_name text;
+begin
+    for partition_name in
+        select 'chunks_' || w.name from exo_private.workspaces w
+        where to_regclass(format('exo_private.%I', 'chunks_' || w.name)) is not null
+    loop
         execute format('create index %I on exo_private.%I using bm25 '
                        '((exo_private.bm25_chunk_text(document_title, body))) with (text_config = %L)',
                        partition_name || '_bm25', partition_name, 'english');
-        execute format('drop index if exists exo_private.%I', partition_name || '_bm25_open');
         execute format('create index %I on exo_private.%I using bm25 '
                        '((exo_private.bm25_chunk_text(document_title, body) || '''')) '
                        'with (text_config = %L) where charged_subjects = ''{}''',
