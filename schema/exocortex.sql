@@ -41562,8 +41562,8 @@ begin
     -- the span short), those that share its words first: a named day finds its note even where
     -- the note never writes the date. BM25 scores a row outside its index (about 0.1 ms a row,
     -- hundreds of rows a day at a million chunks), so only a row whose title or body holds the
-    -- start of one of the question's stems is scored ("famil" of famili, "cit" of citi: the stem's y made i);
-    -- the others score 0, as BM25 would score most of them.
+    -- start of one of the question's stems is scored ("famil" of famili, "cit" of citi: the
+    -- stem's y made i); the others score 0, as BM25 would score most of them.
     return format($q$
         select c.id as chunk_id,
                case when exists (

@@ -103,7 +103,9 @@ def test_a_note_is_found_by_the_words_of_its_frontmatter_title(reader):
 
 def test_a_changed_title_is_what_is_searched(corpus, reader):
     with corpus.connect() as conn:
-        conn.execute("update exo_private.documents set title = 'Coastguard rota' where path = 'volunteering.md'")
+        conn.execute(
+            "update exo_private.documents set title = 'Coastguard rota' where path = 'volunteering.md'"
+        )
     try:
         assert lexical_paths(reader, "coastguard") == ["volunteering.md"]
         assert lexical_paths(reader, "lighthouse") == []
