@@ -410,7 +410,8 @@ def line_stated(line, c, asked, asked_roles=None):
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
     return {"values": values, "about": about - other, "near": near, "time": time,
             "day": (time or "")[:10], "source": source, "update": says_changed(text, asked),
-            "named": named_changed(text, asked), "text": text}  # fmt: skip
+            "named": named_changed(text, asked), "text": text,
+            "title": c.get("document_title") or ""}  # fmt: skip
 
 
 def told_of(f, words, kind):
@@ -482,19 +483,21 @@ def window_update(c, words, every, asked, asked_roles, f):
             return (i, f, g) if i > at else (i, g, f)
     sender = sender_of(messages[at])
     for i in range(len(messages) - 1, at, -1):
-        if sender_of(messages[i]) == sender and says_change_of(said(messages[i]), words):
+        if sender_of(messages[i]) == sender and says_change_of(said(messages[i]), words, f["title"]):
             g = line_stated(messages[i], c, every, asked_roles)
             return (i, f, g) if g["time"] else None
     return None
 
 
-def says_change_of(text, words):
+def says_change_of(text, words, title=""):
     """Whether a line says it changes something (a word of CHANGE_WORDS, "these days") and holds
-    ANSWER_COVERAGE of the question's content `words`: "Update: order ORTAND-88 has shipped." of
-    "What is the status of order ORTAND-88?"."""
+    ANSWER_COVERAGE of the question's content `words`, with the `title` of its document, which
+    BM25 reads as its words (searched_text): "Update: order ORTAND-88 has shipped." of "What is
+    the status of order ORTAND-88?", "Update: I started eating fish again" in a conversation
+    titled "dietary restriction" of "What are my current dietary restrictions?"."""
     return bool(
         ({w.casefold() for w in _WORD.findall(text)} & CHANGE_WORDS or _NOW_PHRASE.search(text))
-        and coverage(text, words) >= ANSWER_COVERAGE
+        and coverage(title + "\n" + text, words) >= ANSWER_COVERAGE
     )
 
 
@@ -508,7 +511,10 @@ def restates(a, b, words):
     if a["time"] == b["time"] or a["values"] or b["values"]:
         return False
     newer, older = (a, b) if a["time"] > b["time"] else (b, a)
-    return says_change_of(newer["text"], words) and coverage(older["text"], words) >= ANSWER_COVERAGE
+    return (
+        says_change_of(newer["text"], words, newer["title"])
+        and coverage(older["title"] + "\n" + older["text"], words) >= ANSWER_COVERAGE
+    )
 
 
 def sender_of(message):
@@ -647,7 +653,7 @@ def order_changes(query, chosen, report, pool=()):
             for place, i in zip(sorted(g), newest, strict=True):
                 later = i == newest[0]
                 others = [x for x in ids if x != chosen[i]["chunk_id"]] if later else ids[:1]
-                update = facts[i]["update"] or says_change_of(facts[i]["text"], words)
+                update = facts[i]["update"] or says_change_of(facts[i]["text"], words, facts[i]["title"])
                 out[place] = dict(chosen[i], change={"kind": "later" if later else "earlier", "others": others,
                                                      "day": facts[i]["day"], "update": update})  # fmt: skip
         changes.append({"kind": kind, "chunks": ids})

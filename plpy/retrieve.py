@@ -119,6 +119,7 @@ def hit_candidates(search, hits):
                 written_year=written.year if written else None,
                 path=d["path"],
                 title=d["title"],
+                document_title=d["document_title"],
                 canonical=d["canonical"],
                 chat=json.loads(d["chat"]) if d["chat"] else None,
                 coverage=d["coverage"],
@@ -206,7 +207,9 @@ def add_message_similarity(db, results, embedding, model, report):
 
 def result_row(n, c):
     """One result: what exo.search shows, the chat details of a chat chunk (the packet's citation
-    and excerpt) and the charged subjects the packet's provenance names."""
+    and excerpt), the title BM25 read with it (document_title: a conversation's own, none where
+    its export gave none; what its lines are about, plpy/changes.py) and the charged subjects the
+    packet's provenance names."""
     return {
         "rank": n,
         "chunk_id": c["chunk_id"],
@@ -215,6 +218,7 @@ def result_row(n, c):
         "workspace": c["workspace"],
         "path": c["path"],
         "title": c["title"],
+        "document_title": c["document_title"],
         "band": c["band"],
         "written_at": c["written_at"],
         "canonical": c["canonical"],

@@ -10651,7 +10651,8 @@ def line_stated(line, c, asked, asked_roles=None):
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
     return {"values": values, "about": about - other, "near": near, "time": time,
             "day": (time or "")[:10], "source": source, "update": says_changed(text, asked),
-            "named": named_changed(text, asked), "text": text}  # fmt: skip
+            "named": named_changed(text, asked), "text": text,
+            "title": c.get("document_title") or ""}  # fmt: skip
 
 def told_of(f, words, kind):
     """Whether statement f tells a value of `kind` beside one of `words` (in its clause)."""
@@ -10720,18 +10721,20 @@ def window_update(c, words, every, asked, asked_roles, f):
             return (i, f, g) if i > at else (i, g, f)
     sender = sender_of(messages[at])
     for i in range(len(messages) - 1, at, -1):
-        if sender_of(messages[i]) == sender and says_change_of(said(messages[i]), words):
+        if sender_of(messages[i]) == sender and says_change_of(said(messages[i]), words, f["title"]):
             g = line_stated(messages[i], c, every, asked_roles)
             return (i, f, g) if g["time"] else None
     return None
 
-def says_change_of(text, words):
+def says_change_of(text, words, title=""):
     """Whether a line says it changes something (a word of CHANGE_WORDS, "these days") and holds
-    ANSWER_COVERAGE of the question's content `words`: "Update: order ORTAND-88 has shipped." of
-    "What is the status of order ORTAND-88?"."""
+    ANSWER_COVERAGE of the question's content `words`, with the `title` of its document, which
+    BM25 reads as its words (searched_text): "Update: order ORTAND-88 has shipped." of "What is
+    the status of order ORTAND-88?", "Update: I started eating fish again" in a conversation
+    titled "dietary restriction" of "What are my current dietary restrictions?"."""
     return bool(
         ({w.casefold() for w in _WORD.findall(text)} & CHANGE_WORDS or _NOW_PHRASE.search(text))
-        and coverage(text, words) >= ANSWER_COVERAGE
+        and coverage(title + "\n" + text, words) >= ANSWER_COVERAGE
     )
 
 def restates(a, b, words):
@@ -10744,7 +10747,10 @@ def restates(a, b, words):
     if a["time"] == b["time"] or a["values"] or b["values"]:
         return False
     newer, older = (a, b) if a["time"] > b["time"] else (b, a)
-    return says_change_of(newer["text"], words) and coverage(older["text"], words) >= ANSWER_COVERAGE
+    return (
+        says_change_of(newer["text"], words, newer["title"])
+        and coverage(older["title"] + "\n" + older["text"], words) >= ANSWER_COVERAGE
+    )
 
 def sender_of(message):
     """Who sent a chat message, by its label ("2026-09-07 20:57 Ana Lind: ..."), or None."""
@@ -10879,7 +10885,7 @@ def order_changes(query, chosen, report, pool=()):
             for place, i in zip(sorted(g), newest, strict=True):
                 later = i == newest[0]
                 others = [x for x in ids if x != chosen[i]["chunk_id"]] if later else ids[:1]
-                update = facts[i]["update"] or says_change_of(facts[i]["text"], words)
+                update = facts[i]["update"] or says_change_of(facts[i]["text"], words, facts[i]["title"])
                 out[place] = dict(chosen[i], change={"kind": "later" if later else "earlier", "others": others,
                                                      "day": facts[i]["day"], "update": update})  # fmt: skip
         changes.append({"kind": kind, "chunks": ids})
@@ -37807,7 +37813,8 @@ def line_stated(line, c, asked, asked_roles=None):
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
     return {"values": values, "about": about - other, "near": near, "time": time,
             "day": (time or "")[:10], "source": source, "update": says_changed(text, asked),
-            "named": named_changed(text, asked), "text": text}  # fmt: skip
+            "named": named_changed(text, asked), "text": text,
+            "title": c.get("document_title") or ""}  # fmt: skip
 
 def told_of(f, words, kind):
     """Whether statement f tells a value of `kind` beside one of `words` (in its clause)."""
@@ -37876,18 +37883,20 @@ def window_update(c, words, every, asked, asked_roles, f):
             return (i, f, g) if i > at else (i, g, f)
     sender = sender_of(messages[at])
     for i in range(len(messages) - 1, at, -1):
-        if sender_of(messages[i]) == sender and says_change_of(said(messages[i]), words):
+        if sender_of(messages[i]) == sender and says_change_of(said(messages[i]), words, f["title"]):
             g = line_stated(messages[i], c, every, asked_roles)
             return (i, f, g) if g["time"] else None
     return None
 
-def says_change_of(text, words):
+def says_change_of(text, words, title=""):
     """Whether a line says it changes something (a word of CHANGE_WORDS, "these days") and holds
-    ANSWER_COVERAGE of the question's content `words`: "Update: order ORTAND-88 has shipped." of
-    "What is the status of order ORTAND-88?"."""
+    ANSWER_COVERAGE of the question's content `words`, with the `title` of its document, which
+    BM25 reads as its words (searched_text): "Update: order ORTAND-88 has shipped." of "What is
+    the status of order ORTAND-88?", "Update: I started eating fish again" in a conversation
+    titled "dietary restriction" of "What are my current dietary restrictions?"."""
     return bool(
         ({w.casefold() for w in _WORD.findall(text)} & CHANGE_WORDS or _NOW_PHRASE.search(text))
-        and coverage(text, words) >= ANSWER_COVERAGE
+        and coverage(title + "\n" + text, words) >= ANSWER_COVERAGE
     )
 
 def restates(a, b, words):
@@ -37900,7 +37909,10 @@ def restates(a, b, words):
     if a["time"] == b["time"] or a["values"] or b["values"]:
         return False
     newer, older = (a, b) if a["time"] > b["time"] else (b, a)
-    return says_change_of(newer["text"], words) and coverage(older["text"], words) >= ANSWER_COVERAGE
+    return (
+        says_change_of(newer["text"], words, newer["title"])
+        and coverage(older["title"] + "\n" + older["text"], words) >= ANSWER_COVERAGE
+    )
 
 def sender_of(message):
     """Who sent a chat message, by its label ("2026-09-07 20:57 Ana Lind: ..."), or None."""
@@ -38035,7 +38047,7 @@ def order_changes(query, chosen, report, pool=()):
             for place, i in zip(sorted(g), newest, strict=True):
                 later = i == newest[0]
                 others = [x for x in ids if x != chosen[i]["chunk_id"]] if later else ids[:1]
-                update = facts[i]["update"] or says_change_of(facts[i]["text"], words)
+                update = facts[i]["update"] or says_change_of(facts[i]["text"], words, facts[i]["title"])
                 out[place] = dict(chosen[i], change={"kind": "later" if later else "earlier", "others": others,
                                                      "day": facts[i]["day"], "update": update})  # fmt: skip
         changes.append({"kind": kind, "chunks": ids})
@@ -39943,6 +39955,7 @@ def hit_candidates(search, hits):
                 written_year=written.year if written else None,
                 path=d["path"],
                 title=d["title"],
+                document_title=d["document_title"],
                 canonical=d["canonical"],
                 chat=json.loads(d["chat"]) if d["chat"] else None,
                 coverage=d["coverage"],
@@ -40026,7 +40039,9 @@ def add_message_similarity(db, results, embedding, model, report):
 
 def result_row(n, c):
     """One result: what exo.search shows, the chat details of a chat chunk (the packet's citation
-    and excerpt) and the charged subjects the packet's provenance names."""
+    and excerpt), the title BM25 read with it (document_title: a conversation's own, none where
+    its export gave none; what its lines are about, plpy/changes.py) and the charged subjects the
+    packet's provenance names."""
     return {
         "rank": n,
         "chunk_id": c["chunk_id"],
@@ -40035,6 +40050,7 @@ def result_row(n, c):
         "workspace": c["workspace"],
         "path": c["path"],
         "title": c["title"],
+        "document_title": c["document_title"],
         "band": c["band"],
         "written_at": c["written_at"],
         "canonical": c["canonical"],

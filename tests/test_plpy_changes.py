@@ -146,6 +146,31 @@ def test_a_later_line_of_the_sender_that_says_it_changes_what_is_asked_is_shown_
         ]
 
 
+def test_a_conversations_title_holds_what_its_lines_are_about():
+    """ "I'm vegetarian" and "Update: I started eating fish again, so pescatarian is fine now."
+    tell no value and hold no word of "What are my current dietary restrictions?": their
+    conversation's title does (BM25 reads it as every window's: chunks.document_title), so the
+    newer says it changes what is asked, and the two are ordered and marked."""
+    question = "What are my current dietary restrictions?"
+    older = chat(1, "c1", "2026-09-08 08:58 Alex: I'm vegetarian, please don't suggest meat dishes.")
+    newer = chat(
+        2, "c1", "2026-10-13 08:58 Alex: Update: I started eating fish again, so pescatarian is fine now."
+    )
+    titled = [dict(c, document_title="dietary restriction") for c in (older, newer)]
+    out = changes.order_changes(question, titled, {})
+    assert [(c["chunk_id"], c["change"]["kind"], c["change"]["update"]) for c in out] == [
+        (2, "later", True),
+        (1, "earlier", False),
+    ]
+    # untitled, the lines say nothing of what is asked
+    assert [c.get("change") for c in changes.order_changes(question, [older, newer], {})] == [None, None]
+    # one window holding both lines shows both, the newer marked
+    window = chat(3, "c1", older["body"], "2026-09-08 08:59 Alex: Update: I started eating fish again, so "
+                  "pescatarian is fine now.")  # fmt: skip
+    out = changes.order_changes(question, [dict(window, document_title="dietary restriction")], {})
+    assert out[0]["change"]["within"] == "2026-09-08 08:58"
+
+
 def test_a_name_that_opens_a_sentence_as_the_subject_of_is_is_a_value():
     """ "Priya is the lead" then "Sam is now the lead": the one capitalised word before "is" is a
     name; a word the question writes is not ("Rent is now £1,210" for a question about rent)."""

@@ -77,6 +77,7 @@ def chunk(chunk_id, body, band="current", workspace="technical", charged=(), wri
         "written_at": written,
         "path": f"notes/{chunk_id}.md",
         "title": f"note {chunk_id}",
+        "document_title": None,
         "canonical": False,
         "chat": json.dumps(chat) if chat else None,  # jsonb reaches plpython as text
         "charged": list(charged),
