@@ -10708,8 +10708,9 @@ def window_update(c, words, every, asked, asked_roles, f):
     Friday." a minute after "My meeting with the design team is at 2pm on Friday."), or, telling
     no value to compare, is a later message of its sender that says it changes something and
     holds ANSWER_COVERAGE of the question's `words` ("Update: order ORTAND-88 has shipped." after
-    "Order ORTAND-88 is currently pending."): that message's index and the two statements in the
-    order they were said (the latest such); else None."""
+    "Order ORTAND-88 is currently pending."), or an earlier one that holds them where the
+    answering message is the one that says so: that message's index and the two statements in
+    the order they were said (the latest such); else None."""
     if not c.get("chat") or not f["time"]:
         return None
     messages, at = chat_answering(c, words)
@@ -10724,6 +10725,17 @@ def window_update(c, words, every, asked, asked_roles, f):
         if sender_of(messages[i]) == sender and says_change_of(said(messages[i]), words, f["title"]):
             g = line_stated(messages[i], c, every, asked_roles)
             return (i, f, g) if g["time"] else None
+    # the answering message is the one that says it changes what is asked: the earlier one is
+    # its sender's last before it that says something and holds the question's words ("I'm
+    # vegetarian" a minute before "Update: I started eating fish again", in a conversation
+    # titled "dietary restriction")
+    if says_change_of(said(messages[at]), words, f["title"]):
+        for i in range(at - 1, -1, -1):
+            if sender_of(messages[i]) != sender:
+                continue
+            g = line_stated(messages[i], c, every, asked_roles)
+            if g["time"] and g["about"] and coverage(f["title"] + "\n" + g["text"], words) >= ANSWER_COVERAGE:
+                return (i, g, f)
     return None
 
 def says_change_of(text, words, title=""):
@@ -37870,8 +37882,9 @@ def window_update(c, words, every, asked, asked_roles, f):
     Friday." a minute after "My meeting with the design team is at 2pm on Friday."), or, telling
     no value to compare, is a later message of its sender that says it changes something and
     holds ANSWER_COVERAGE of the question's `words` ("Update: order ORTAND-88 has shipped." after
-    "Order ORTAND-88 is currently pending."): that message's index and the two statements in the
-    order they were said (the latest such); else None."""
+    "Order ORTAND-88 is currently pending."), or an earlier one that holds them where the
+    answering message is the one that says so: that message's index and the two statements in
+    the order they were said (the latest such); else None."""
     if not c.get("chat") or not f["time"]:
         return None
     messages, at = chat_answering(c, words)
@@ -37886,6 +37899,17 @@ def window_update(c, words, every, asked, asked_roles, f):
         if sender_of(messages[i]) == sender and says_change_of(said(messages[i]), words, f["title"]):
             g = line_stated(messages[i], c, every, asked_roles)
             return (i, f, g) if g["time"] else None
+    # the answering message is the one that says it changes what is asked: the earlier one is
+    # its sender's last before it that says something and holds the question's words ("I'm
+    # vegetarian" a minute before "Update: I started eating fish again", in a conversation
+    # titled "dietary restriction")
+    if says_change_of(said(messages[at]), words, f["title"]):
+        for i in range(at - 1, -1, -1):
+            if sender_of(messages[i]) != sender:
+                continue
+            g = line_stated(messages[i], c, every, asked_roles)
+            if g["time"] and g["about"] and coverage(f["title"] + "\n" + g["text"], words) >= ANSWER_COVERAGE:
+                return (i, g, f)
     return None
 
 def says_change_of(text, words, title=""):

@@ -169,6 +169,17 @@ def test_a_conversations_title_holds_what_its_lines_are_about():
                   "pescatarian is fine now.")  # fmt: skip
     out = changes.order_changes(question, [dict(window, document_title="dietary restriction")], {})
     assert out[0]["change"]["within"] == "2026-09-08 08:58"
+    # and where the newer is the message most like the question, the one the excerpt shows
+    nearest = dict(
+        window, chat=dict(window["chat"], similarity=[0.2, 0.4]), document_title="dietary restriction"
+    )
+    out = changes.order_changes(question, [nearest], {})
+    assert out[0]["change"]["within"] == "2026-09-08 08:58" and out[0]["also_at"] == 0
+    # a greeting before it says nothing that changed
+    greeting = dict(
+        nearest, body=nearest["body"].replace("I'm vegetarian, please don't suggest meat dishes.", "Hi!")
+    )
+    assert "change" not in changes.order_changes(question, [greeting], {})[0]
 
 
 def test_a_name_that_opens_a_sentence_as_the_subject_of_is_is_a_value():
