@@ -10722,31 +10722,37 @@ def window_update(c, words, every, asked, asked_roles, f):
             return (i, f, g) if i > at else (i, g, f)
     sender = sender_of(messages[at])
     for i in range(len(messages) - 1, at, -1):
-        if sender_of(messages[i]) == sender and says_change_of(said(messages[i]), words, f["title"]):
+        if sender_of(messages[i]) == sender:
             g = line_stated(messages[i], c, every, asked_roles)
-            return (i, f, g) if g["time"] else None
+            if says_change_of(g, words):
+                return (i, f, g) if g["time"] else None
     # the answering message is the one that says it changes what is asked: the earlier one is
     # its sender's last before it that says something and holds the question's words ("I'm
     # vegetarian" a minute before "Update: I started eating fish again", in a conversation
     # titled "dietary restriction")
-    if says_change_of(said(messages[at]), words, f["title"]):
+    if says_change_of(f, words):
         for i in range(at - 1, -1, -1):
-            if sender_of(messages[i]) != sender:
-                continue
-            g = line_stated(messages[i], c, every, asked_roles)
-            if g["time"] and g["about"] and coverage(f["title"] + "\n" + g["text"], words) >= ANSWER_COVERAGE:
-                return (i, g, f)
+            if sender_of(messages[i]) == sender:
+                g = line_stated(messages[i], c, every, asked_roles)
+                if g["time"] and g["about"] and holds_asked(g, words):
+                    return (i, g, f)
     return None
 
-def says_change_of(text, words, title=""):
-    """Whether a line says it changes something (a word of CHANGE_WORDS, "these days") and holds
-    ANSWER_COVERAGE of the question's content `words`, with the `title` of its document, which
-    BM25 reads as its words (searched_text): "Update: order ORTAND-88 has shipped." of "What is
-    the status of order ORTAND-88?", "Update: I started eating fish again" in a conversation
-    titled "dietary restriction" of "What are my current dietary restrictions?"."""
+def holds_asked(f, words):
+    """Whether statement f holds ANSWER_COVERAGE of the question's content `words`, read with the
+    title of its document, which BM25 reads as its words (search.searched_text): "Update: I
+    started eating fish again" in a conversation titled "dietary restriction" holds "dietary
+    restrictions"."""
+    return coverage(f["title"] + "\n" + f["text"], words) >= ANSWER_COVERAGE
+
+def says_change_of(f, words):
+    """Whether statement f says it changes something (a word of CHANGE_WORDS, "these days") and
+    holds the question's `words` (holds_asked): "Update: order ORTAND-88 has shipped." of "What is
+    the status of order ORTAND-88?"."""
+    text = f["text"]
     return bool(
         ({w.casefold() for w in _WORD.findall(text)} & CHANGE_WORDS or _NOW_PHRASE.search(text))
-        and coverage(title + "\n" + text, words) >= ANSWER_COVERAGE
+        and holds_asked(f, words)
     )
 
 def restates(a, b, words):
@@ -10759,10 +10765,7 @@ def restates(a, b, words):
     if a["time"] == b["time"] or a["values"] or b["values"]:
         return False
     newer, older = (a, b) if a["time"] > b["time"] else (b, a)
-    return (
-        says_change_of(newer["text"], words, newer["title"])
-        and coverage(older["title"] + "\n" + older["text"], words) >= ANSWER_COVERAGE
-    )
+    return says_change_of(newer, words) and holds_asked(older, words)
 
 def sender_of(message):
     """Who sent a chat message, by its label ("2026-09-07 20:57 Ana Lind: ..."), or None."""
@@ -10897,7 +10900,7 @@ def order_changes(query, chosen, report, pool=()):
             for place, i in zip(sorted(g), newest, strict=True):
                 later = i == newest[0]
                 others = [x for x in ids if x != chosen[i]["chunk_id"]] if later else ids[:1]
-                update = facts[i]["update"] or says_change_of(facts[i]["text"], words, facts[i]["title"])
+                update = facts[i]["update"] or says_change_of(facts[i], words)
                 out[place] = dict(chosen[i], change={"kind": "later" if later else "earlier", "others": others,
                                                      "day": facts[i]["day"], "update": update})  # fmt: skip
         changes.append({"kind": kind, "chunks": ids})
@@ -18480,7 +18483,6 @@ COMMENT ON FUNCTION exo_private.checked_vectors_model(p_model text, p_dimensions
 
 CREATE FUNCTION exo_private.chunk_takes_title() RETURNS trigger
     LANGUAGE plpgsql
-    SET search_path TO 'exo_private', 'pg_temp'
     AS $$
 begin
     new.document_title := exo_private.document_search_title(new.document_id);
@@ -37896,31 +37898,37 @@ def window_update(c, words, every, asked, asked_roles, f):
             return (i, f, g) if i > at else (i, g, f)
     sender = sender_of(messages[at])
     for i in range(len(messages) - 1, at, -1):
-        if sender_of(messages[i]) == sender and says_change_of(said(messages[i]), words, f["title"]):
+        if sender_of(messages[i]) == sender:
             g = line_stated(messages[i], c, every, asked_roles)
-            return (i, f, g) if g["time"] else None
+            if says_change_of(g, words):
+                return (i, f, g) if g["time"] else None
     # the answering message is the one that says it changes what is asked: the earlier one is
     # its sender's last before it that says something and holds the question's words ("I'm
     # vegetarian" a minute before "Update: I started eating fish again", in a conversation
     # titled "dietary restriction")
-    if says_change_of(said(messages[at]), words, f["title"]):
+    if says_change_of(f, words):
         for i in range(at - 1, -1, -1):
-            if sender_of(messages[i]) != sender:
-                continue
-            g = line_stated(messages[i], c, every, asked_roles)
-            if g["time"] and g["about"] and coverage(f["title"] + "\n" + g["text"], words) >= ANSWER_COVERAGE:
-                return (i, g, f)
+            if sender_of(messages[i]) == sender:
+                g = line_stated(messages[i], c, every, asked_roles)
+                if g["time"] and g["about"] and holds_asked(g, words):
+                    return (i, g, f)
     return None
 
-def says_change_of(text, words, title=""):
-    """Whether a line says it changes something (a word of CHANGE_WORDS, "these days") and holds
-    ANSWER_COVERAGE of the question's content `words`, with the `title` of its document, which
-    BM25 reads as its words (searched_text): "Update: order ORTAND-88 has shipped." of "What is
-    the status of order ORTAND-88?", "Update: I started eating fish again" in a conversation
-    titled "dietary restriction" of "What are my current dietary restrictions?"."""
+def holds_asked(f, words):
+    """Whether statement f holds ANSWER_COVERAGE of the question's content `words`, read with the
+    title of its document, which BM25 reads as its words (search.searched_text): "Update: I
+    started eating fish again" in a conversation titled "dietary restriction" holds "dietary
+    restrictions"."""
+    return coverage(f["title"] + "\n" + f["text"], words) >= ANSWER_COVERAGE
+
+def says_change_of(f, words):
+    """Whether statement f says it changes something (a word of CHANGE_WORDS, "these days") and
+    holds the question's `words` (holds_asked): "Update: order ORTAND-88 has shipped." of "What is
+    the status of order ORTAND-88?"."""
+    text = f["text"]
     return bool(
         ({w.casefold() for w in _WORD.findall(text)} & CHANGE_WORDS or _NOW_PHRASE.search(text))
-        and coverage(title + "\n" + text, words) >= ANSWER_COVERAGE
+        and holds_asked(f, words)
     )
 
 def restates(a, b, words):
@@ -37933,10 +37941,7 @@ def restates(a, b, words):
     if a["time"] == b["time"] or a["values"] or b["values"]:
         return False
     newer, older = (a, b) if a["time"] > b["time"] else (b, a)
-    return (
-        says_change_of(newer["text"], words, newer["title"])
-        and coverage(older["title"] + "\n" + older["text"], words) >= ANSWER_COVERAGE
-    )
+    return says_change_of(newer, words) and holds_asked(older, words)
 
 def sender_of(message):
     """Who sent a chat message, by its label ("2026-09-07 20:57 Ana Lind: ..."), or None."""
@@ -38071,7 +38076,7 @@ def order_changes(query, chosen, report, pool=()):
             for place, i in zip(sorted(g), newest, strict=True):
                 later = i == newest[0]
                 others = [x for x in ids if x != chosen[i]["chunk_id"]] if later else ids[:1]
-                update = facts[i]["update"] or says_change_of(facts[i]["text"], words, facts[i]["title"])
+                update = facts[i]["update"] or says_change_of(facts[i], words)
                 out[place] = dict(chosen[i], change={"kind": "later" if later else "earlier", "others": others,
                                                      "day": facts[i]["day"], "update": update})  # fmt: skip
         changes.append({"kind": kind, "chunks": ids})

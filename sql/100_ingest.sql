@@ -102,11 +102,13 @@ comment on function exo_private.document_search_title(bigint) is
 
 -- exo_private.chunk_takes_title / document_gives_title: chunks.document_title kept, on every path
 -- that writes a chunk (ingest, chat windows, a bench's COPY) and whenever a title changes.
+-- No `set search_path` on the first, unlike the other triggers: it runs for every chunk written,
+-- and the clause's save and restore of the setting was 40% of its cost (about 14 of 38 us a row
+-- over 50,000 inserted chunks); every name in it is schema-qualified.
 create or replace function exo_private.chunk_takes_title()
 returns trigger
 language plpgsql
 security invoker
-set search_path = exo_private, pg_temp
 as $$
 begin
     new.document_title := exo_private.document_search_title(new.document_id);
