@@ -182,14 +182,16 @@ class _Call:
             now = time.monotonic()
             if self.cancel is not None and self.cancel.cancelled:
                 raise ConnectionAbortedError("the call was given up")
-            if now >= self.deadline:
-                raise TimeoutError("timed out")
             if self.check is not None and now >= self._next_check:
                 self.check()
                 self._next_check = now + POLL_S
             waits = ([], [sock]) if write else ([sock], [])
-            if any(select.select(*waits, [], min(POLL_S, self.deadline - now))[:2]):
+            # past the deadline one look without waiting: an answer that came while the caller
+            # was busy (SentRequest) is read, not timed out
+            if any(select.select(*waits, [], max(0.0, min(POLL_S, self.deadline - now)))[:2]):
                 return
+            if now >= self.deadline:
+                raise TimeoutError("timed out")
 
     def connect(self, address, timeout=None, source_address=None, *_args, **_kwargs) -> socket.socket:
         """socket.create_connection in slices (HTTPConnection._create_connection): each address
@@ -359,16 +361,21 @@ def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
         return []
     url = f"{endpoint.url}/embeddings"
     body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint, endpoint.timeout_s)
+    return _vectors(url, body, len(texts), endpoint)
+
+
+def _vectors(url: str, body: dict[str, Any], count: int, endpoint: Endpoint) -> list[list[float]]:
+    """The `count` vectors of an embeddings answer, in the order of the inputs."""
     data = body.get("data")
     if not isinstance(data, list):
         raise BadResponse(f"{url} answered without a data list", url)
-    if len(data) != len(texts):
-        raise BadResponse(f"{url} returned {len(data)} embeddings for {len(texts)} inputs", url)
-    vectors: list[list[float] | None] = [None] * len(texts)
+    if len(data) != count:
+        raise BadResponse(f"{url} returned {len(data)} embeddings for {count} inputs", url)
+    vectors: list[list[float] | None] = [None] * count
     for item in data:
         index = item.get("index") if isinstance(item, dict) else None
         vector = item.get("embedding") if isinstance(item, dict) else None
-        if not isinstance(index, int) or not 0 <= index < len(texts) or vectors[index] is not None:
+        if not isinstance(index, int) or not 0 <= index < count or vectors[index] is not None:
             raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
         if not isinstance(vector, list) or not vector or not all(_is_number(x) for x in vector):
             raise BadResponse(f"{url} returned an embedding that is not a list of numbers", url)
@@ -463,26 +470,53 @@ def chat(
     )
 
 
-def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
-    """One text's embedding from a ``models.embeddings``-style setting, never raising for a
-    model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
-    What the database uses for a query's vector; `cancel` may cut the call short."""
-    began = time.monotonic()
-    try:
-        target = replace(Endpoint.from_setting(setting), cancel=cancel)
-        (vector,) = embed(target, [text])
-    except (ModelError, ValueError) as exc:
+class EmbeddingCall:
+    """One text's embedding from a ``models.embeddings``-style setting, asked for at once and
+    read when wanted (result()), so that the model works while the caller does: how a search
+    overlaps its query's embedding with its stages. result() never raises for a model failure:
+    {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}, ms counted from
+    the request; close() gives an unread answer up."""
+
+    def __init__(self, setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> None:
+        self.began = time.monotonic()
+        self.sent: SentRequest | None = None
+        self.failure: Exception | None = None
+        try:
+            self.endpoint = replace(Endpoint.from_setting(setting), cancel=cancel)
+            url = f"{self.endpoint.url}/embeddings"
+            self.sent = SentRequest(url, {"model": self.endpoint.model, "input": [text]}, self.endpoint)
+        except ValueError as exc:
+            self.failure = exc
+
+    def result(self) -> dict[str, Any]:
+        try:
+            if self.sent is None:
+                raise self.failure  # type: ignore[misc]
+            (vector,) = _vectors(self.sent.url, self.sent.answer(), 1, self.endpoint)
+        except (ModelError, ValueError) as exc:
+            return {
+                "error_class": getattr(exc, "error_class", "bad_setting"),
+                "error": str(exc)[:500],
+                "ms": self._ms(),
+            }
         return {
-            "error_class": getattr(exc, "error_class", "bad_setting"),
-            "error": str(exc)[:500],
-            "ms": round((time.monotonic() - began) * 1000, 1),
+            "vector": "[" + ",".join(repr(x) for x in vector) + "]",
+            "model": self.endpoint.model,
+            "dimensions": len(vector),
+            "ms": self._ms(),
         }
-    return {
-        "vector": "[" + ",".join(repr(x) for x in vector) + "]",
-        "model": target.model,
-        "dimensions": len(vector),
-        "ms": round((time.monotonic() - began) * 1000, 1),
-    }
+
+    def close(self) -> None:
+        if self.sent is not None:
+            self.sent.close()
+
+    def _ms(self) -> float:
+        return round((time.monotonic() - self.began) * 1000, 1)
+
+
+def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
+    """EmbeddingCall's result, waited for at once."""
+    return EmbeddingCall(setting, text, cancel).result()
 
 
 def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
@@ -532,7 +566,10 @@ def served_models(endpoint: Endpoint, *, timeout_s: float | None = None) -> list
 
 
 def _post_json(url: str, payload: dict[str, Any], endpoint: Endpoint, timeout_s: float) -> dict[str, Any]:
-    raw = _request(url, payload, endpoint, timeout_s)
+    return _json_object(url, _request(url, payload, endpoint, timeout_s))
+
+
+def _json_object(url: str, raw: bytes) -> dict[str, Any]:
     try:
         body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -540,6 +577,77 @@ def _post_json(url: str, payload: dict[str, Any], endpoint: Endpoint, timeout_s:
     if not isinstance(body, dict):
         raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
     return body
+
+
+class SentRequest:
+    """A POST of JSON sent now, its answer read later on the same thread (answer()): the server
+    works while the caller does. Inside PostgreSQL a thread of the caller's own would not do that:
+    PL/Python keeps the interpreter's lock through every query it runs, so such a thread moves only
+    between the caller's queries. Only a direct connection is sent early; a request through an
+    environment proxy goes whole when answered (urllib's handling, as every other call).
+
+    The endpoint's timeout_s counts from the send, but an answer that came while the caller was
+    busy is read whatever the time (_Call.wait); its cancel, else the statement's check, is asked
+    while connecting, sending and waiting. close() gives the answer up (a server that computes it
+    sees its client gone)."""
+
+    def __init__(self, url: str, payload: dict[str, Any], endpoint: Endpoint) -> None:
+        self.url, self.payload, self.endpoint = url, payload, endpoint
+        self.conn: http.client.HTTPConnection | None = None
+        self.failure: ModelError | None = None
+        if _through_proxy(url):
+            return
+        parts = urllib.parse.urlsplit(url)
+        cancel = endpoint.cancel
+        call = _Call(endpoint.timeout_s, cancel, (cancel and cancel.check) or statement_check())
+        http_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        self.conn = _sliced(http_class, call)(parts.hostname, parts.port, timeout=endpoint.timeout_s)
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        try:
+            if cancel is not None and cancel.cancelled:
+                raise Cancelled(f"{url}: the call was given up before it began", url)
+            self.conn.request("POST", path, json.dumps(payload).encode(), _headers(endpoint, payload))
+        except (OSError, http.client.HTTPException, ModelError) as exc:
+            self.close()
+            self.failure = exc if isinstance(exc, ModelError) else self._transport_failure(exc)
+
+    def answer(self) -> dict[str, Any]:
+        """The 2xx answer's JSON object; the matching ModelError otherwise."""
+        if self.failure is not None:
+            raise self.failure
+        if self.conn is None:
+            return _post_json(self.url, self.payload, self.endpoint, self.endpoint.timeout_s)
+        try:
+            with self.conn.getresponse() as response:
+                status = response.status
+                raw = b"".join(iter(lambda: response.read1(_READ_CHUNK), b""))
+        except (OSError, http.client.HTTPException) as exc:
+            raise self._transport_failure(exc) from None
+        finally:
+            self.close()
+        if not 200 <= status < 300:
+            raise _status_error(self.url, status, raw)
+        return _json_object(self.url, raw)
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def _transport_failure(self, exc: BaseException) -> ModelError:
+        cancel = self.endpoint.cancel
+        if cancel is not None and cancel.cancelled:
+            return Cancelled(f"{self.url}: the call was given up before it was answered", self.url)
+        return _transport_error(self.url, exc, self.endpoint.timeout_s)
+
+
+def _headers(endpoint: Endpoint, payload: dict[str, Any] | None) -> dict[str, str]:
+    headers = {"Accept": "application/json"}
+    if payload is not None:
+        headers["Content-Type"] = "application/json"
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key}"
+    return headers
 
 
 def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeout_s: float) -> bytes:
@@ -554,16 +662,11 @@ def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeo
     cancel = endpoint.cancel
     if cancel is not None and cancel.cancelled:
         raise Cancelled(f"{url}: the call was given up before it began", url)
-    headers = {"Accept": "application/json"}
-    if payload is not None:
-        headers["Content-Type"] = "application/json"
-    if endpoint.api_key:
-        headers["Authorization"] = f"Bearer {endpoint.api_key}"
     request = urllib.request.Request(
         url,
         data=None if payload is None else json.dumps(payload).encode(),
         method="GET" if payload is None else "POST",
-        headers=headers,
+        headers=_headers(endpoint, payload),
     )
     # read by _Cancellable: a Cancel's own check, else the statement's inside PostgreSQL
     check = (cancel and cancel.check) or statement_check()
@@ -651,6 +754,16 @@ def _is_loopback(url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _through_proxy(url: str) -> bool:
+    """Whether urllib would send a request to url through an environment proxy."""
+    if _is_loopback(url):
+        return False
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(
+        parts.hostname or ""
+    )
 
 
 def _is_number(x: object) -> bool:

@@ -1,20 +1,19 @@
 """The query's vector for one search (stdlib only).
 
 Part of exo_private.retrieve (plpy/retrieve.py). The caller's vector when it gave one; else
-the embeddings endpoint's, fetched on a background thread while the other stages run, within
-the session's embedding budget (reader.embed_calls_per_minute, plpy/budget.py over GD, shared
-with exo.embed_query). The thread makes only the HTTP call (the server's API is not
-thread-safe). The search's thread waits for it asking for the statement's interrupts
-(model_client.Cancel.join), so a cancelled statement cuts the call off at once; close() cuts
-off a call still running and joins the thread before the search returns, on every path out.
-The vector is kept for the session (question_vector.keep_vector) for the packet built on the search.
+the embeddings endpoint's, within the session's embedding budget (reader.embed_calls_per_minute,
+plpy/budget.py over GD, shared with exo.embed_query). The request is sent before the stages run
+and its answer read when a stage first needs the vector (model_client.EmbeddingCall), so the
+model embeds while the stages that need no vector run; the wait asks for the statement's
+interrupts, so a cancelled statement ends it at once. close() gives up an answer not read, on
+every path out. The vector is kept for the session (question_vector.keep_vector) for the packet
+built on the search.
 """
 
-import threading
 import time
 
 from budget import allow
-from model_client import JOIN_AFTER_CANCEL_S, Cancel, embed_one
+from model_client import EmbeddingCall
 from question_vector import keep_vector
 
 
@@ -28,18 +27,14 @@ class QueryEmbedding:
         self.model = model
         self.setting = dict(settings["models.embeddings"], timeout_s=settings["retrieval.embed_timeout_s"])
         self.fetched = {}
-        self.cancel = Cancel()
-        self.thread = None
+        self.call = None
         self.tried = False
         self.text = None
         self.error = None
         if caller_vector is None and model["id"] is not None:
             limit = settings.get("reader.embed_calls_per_minute", 120)
             if allow(budget_store, "embed", limit):
-                self.thread = threading.Thread(
-                    target=self._fetch, args=(question,), name="exo-query-embedding", daemon=True
-                )
-                self.thread.start()
+                self.call = EmbeddingCall(self.setting, question)
             else:
                 self.fetched.update(
                     error_class="rate_limited",
@@ -47,11 +42,9 @@ class QueryEmbedding:
                     "(reader.embed_calls_per_minute)",
                 )
 
-    def _fetch(self, question):
-        try:
-            self.fetched.update(embed_one(self.setting, question, self.cancel))
-        except Exception as exc:  # anything unforeseen still ends as a degradation, not a hang
-            self.fetched.update(error_class="internal", error=repr(exc)[:500])
+    def in_flight(self):
+        """Whether the endpoint's answer is asked for and not read yet."""
+        return self.call is not None
 
     def vector(self, report):
         """The vector text; the first call records its source, wait and any degradation in `report`."""
@@ -66,10 +59,10 @@ class QueryEmbedding:
             if len(values) == self.model["dimensions"]:  # the endpoint's space, as the stored vectors'
                 keep_vector(self.store, self.setting.get("model"), self.question, self.text)
             return self.text
-        if self.thread is not None:
-            self.cancel.join(self.thread, self.setting["timeout_s"] + 1)
+        if self.call is not None:
+            self.fetched.update(self.call.result())
         self.close()
-        embedded = dict(self.fetched) or {"error_class": "timeout", "error": "no embedding in time"}
+        embedded = self.fetched
         report["timings_ms"]["embed_query_wait"] = round((time.monotonic() - t0) * 1000, 2)
         if "vector" not in embedded:
             self.error = {"error_class": embedded["error_class"], "error": embedded["error"]}
@@ -90,10 +83,7 @@ class QueryEmbedding:
         return self.text
 
     def close(self):
-        """Cut off the fetch if it still runs (nothing waits for it any more: the search is done
-        or was cancelled) and join its thread: no search leaves it running or holding its
-        connection, on every path out."""
-        if self.thread is not None:
-            self.cancel.cancel()
-            self.thread.join(JOIN_AFTER_CANCEL_S)
-            self.thread = None
+        """Give up an answer not read: no search leaves its request open, on every path out."""
+        if self.call is not None:
+            self.call.close()
+            self.call = None

@@ -2,7 +2,7 @@
 
 The function's body is `# exo:include retrieve` and a call of run(plpy, SD, GD, ...); the
 unit tests pass a small fake plpy. In order: the question is read (query_analysis), the
-query embedding starts in the background (query_embedding), the stages run per workspace
+query's embedding is asked for (query_embedding), the stages run per workspace
 with the archive fallback (stages), withheld material becomes hints, the merged pool is
 reranked (reranking) and the first k are the results; for a question of the present, passages
 that name a value the first ones state follow as "later" (successors). Returns {results, later,

@@ -58,6 +58,7 @@ class StageSearch:
         self.embedding = embedding
         self.report = report
         self.details = {}
+        self.named_in = None  # participant_workspaces, asked once
         # identifiers of the question that more passages of a workspace hold than a pool needs
         self.common_idents = set()
         self.thresholds = {
@@ -269,11 +270,34 @@ class StageSearch:
             return None, "query embedding unavailable ({})".format(self.embedding.error["error_class"])
         return vector, None
 
+    def participant_workspaces(self):
+        """The workspaces in which the question names a person other than the owner, by name or
+        first name (the participant stage's own test, asked once for every workspace): elsewhere
+        the stage has nothing to look in and needs no query vector."""
+        if self.named_in is None:
+            self.named_in = {
+                r["workspace"]
+                for r in self.db.run(
+                    "named_participants",
+                    "select distinct e.workspace from exo_private.entities e"
+                    " where e.workspace = any ($1) and e.type = 'Person'"
+                    "   and (e.canonical_key = any ($2)"
+                    "        or pg_catalog.split_part(e.canonical_key, ' ', 1) = any ($2))"
+                    "   and e.canonical_key is distinct from"
+                    "       (select p.entity_key from exo_private.people p where p.is_owner)",
+                    ["text[]", "text[]"],
+                    [self.chosen, name_keys(self.q.text)],
+                )
+            }
+        return self.named_in
+
     def participant_rows(self, ws, bands):
         """The participant stage: the windows of the people the query names, by similarity. As
         many as a confident pool needs, not the whole room: BM25 and the other stages still look
         everywhere. A window of the person named is where to look, not an answer, so none of them
         counts as confident."""
+        if ws not in self.participant_workspaces():
+            return [], "the question names no participant of this workspace"
         vector, why = self.query_vector()
         if vector is None:
             return [], why
@@ -474,31 +498,52 @@ class StageSearch:
 
     def workspaces(self, bands):
         """A WorkspacePool per chosen workspace after its stages over `bands`, each stage run or
-        skipped (and why) in pool.stages."""
+        skipped (and why) in pool.stages.
+
+        Each workspace runs its stages in order, and the workspaces take turns: first every one
+        runs those before its first stage that would wait for the query's vector, then the rest.
+        The embeddings endpoint computes the vector meanwhile (QueryEmbedding), so the search waits
+        for it once and as late as it can; no workspace's stages or their order change."""
         pools = [
             WorkspacePool(ws, self.per_workspace, self.settings["retrieval.confident_needed"])
             for ws in self.chosen
         ]
-        for pool in pools:
-            for stage in (["personal"] if self.personal else []) + list(self.settings["retrieval.stages"]):
-                go, why = pool.wants_more()
-                entry = {"stage": stage}
-                if go:
-                    t0 = time.monotonic()
-                    rows, why = self.rows(stage, pool.workspace, bands)
-                    if why is None:
-                        entry.update(
-                            ran=True,
-                            found=len(rows),
-                            admitted=pool.admit(stage, rows),
-                            confident=pool.confident,
-                            ms=elapsed_ms(t0),
-                        )
-                        pool.stages.append(entry)
-                        continue
-                entry.update(ran=False, skipped=why)
-                pool.stages.append(entry)
+        order = (["personal"] if self.personal else []) + list(self.settings["retrieval.stages"])
+        done = [0] * len(pools)
+        for may_wait in (False, True):
+            for i, pool in enumerate(pools):
+                while done[i] < len(order) and (may_wait or not self.waits(order[done[i]], pool.workspace)):
+                    pool.stages.append(self.stage_entry(pool, order[done[i]], bands))
+                    done[i] += 1
         return pools
+
+    def waits(self, stage, ws):
+        """Whether the stage would wait in `ws` for a query vector still being computed."""
+        if not self.embedding.in_flight():
+            return False
+        if stage == "participant":
+            return ws in self.participant_workspaces()
+        return stage in ("semantic", "personal")
+
+    def stage_entry(self, pool, stage, bands):
+        """Run one stage in pool's workspace when the pool wants more, admitting its rows: the
+        report's entry for it (ran, found, admitted, confident, ms; or skipped and why)."""
+        go, why = pool.wants_more()
+        entry = {"stage": stage}
+        if go:
+            t0 = time.monotonic()
+            rows, why = self.rows(stage, pool.workspace, bands)
+            if why is None:
+                entry.update(
+                    ran=True,
+                    found=len(rows),
+                    admitted=pool.admit(stage, rows),
+                    confident=pool.confident,
+                    ms=elapsed_ms(t0),
+                )
+                return entry
+        entry.update(ran=False, skipped=why)
+        return entry
 
     def fetch_details(self, hits):
         """pool_details rows of hits (with the query's coverage), each fetched once per search, a

@@ -3615,14 +3615,16 @@ class _Call:
             now = time.monotonic()
             if self.cancel is not None and self.cancel.cancelled:
                 raise ConnectionAbortedError("the call was given up")
-            if now >= self.deadline:
-                raise TimeoutError("timed out")
             if self.check is not None and now >= self._next_check:
                 self.check()
                 self._next_check = now + POLL_S
             waits = ([], [sock]) if write else ([sock], [])
-            if any(select.select(*waits, [], min(POLL_S, self.deadline - now))[:2]):
+            # past the deadline one look without waiting: an answer that came while the caller
+            # was busy (SentRequest) is read, not timed out
+            if any(select.select(*waits, [], max(0.0, min(POLL_S, self.deadline - now)))[:2]):
                 return
+            if now >= self.deadline:
+                raise TimeoutError("timed out")
 
     def connect(self, address, timeout=None, source_address=None, *_args, **_kwargs) -> socket.socket:
         """socket.create_connection in slices (HTTPConnection._create_connection): each address
@@ -3780,16 +3782,20 @@ def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
         return []
     url = f"{endpoint.url}/embeddings"
     body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint, endpoint.timeout_s)
+    return _vectors(url, body, len(texts), endpoint)
+
+def _vectors(url: str, body: dict[str, Any], count: int, endpoint: Endpoint) -> list[list[float]]:
+    """The `count` vectors of an embeddings answer, in the order of the inputs."""
     data = body.get("data")
     if not isinstance(data, list):
         raise BadResponse(f"{url} answered without a data list", url)
-    if len(data) != len(texts):
-        raise BadResponse(f"{url} returned {len(data)} embeddings for {len(texts)} inputs", url)
-    vectors: list[list[float] | None] = [None] * len(texts)
+    if len(data) != count:
+        raise BadResponse(f"{url} returned {len(data)} embeddings for {count} inputs", url)
+    vectors: list[list[float] | None] = [None] * count
     for item in data:
         index = item.get("index") if isinstance(item, dict) else None
         vector = item.get("embedding") if isinstance(item, dict) else None
-        if not isinstance(index, int) or not 0 <= index < len(texts) or vectors[index] is not None:
+        if not isinstance(index, int) or not 0 <= index < count or vectors[index] is not None:
             raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
         if not isinstance(vector, list) or not vector or not all(_is_number(x) for x in vector):
             raise BadResponse(f"{url} returned an embedding that is not a list of numbers", url)
@@ -3881,26 +3887,52 @@ def chat(
         completion_tokens=_count(usage.get("completion_tokens")),
     )
 
-def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
-    """One text's embedding from a ``models.embeddings``-style setting, never raising for a
-    model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
-    What the database uses for a query's vector; `cancel` may cut the call short."""
-    began = time.monotonic()
-    try:
-        target = replace(Endpoint.from_setting(setting), cancel=cancel)
-        (vector,) = embed(target, [text])
-    except (ModelError, ValueError) as exc:
+class EmbeddingCall:
+    """One text's embedding from a ``models.embeddings``-style setting, asked for at once and
+    read when wanted (result()), so that the model works while the caller does: how a search
+    overlaps its query's embedding with its stages. result() never raises for a model failure:
+    {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}, ms counted from
+    the request; close() gives an unread answer up."""
+
+    def __init__(self, setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> None:
+        self.began = time.monotonic()
+        self.sent: SentRequest | None = None
+        self.failure: Exception | None = None
+        try:
+            self.endpoint = replace(Endpoint.from_setting(setting), cancel=cancel)
+            url = f"{self.endpoint.url}/embeddings"
+            self.sent = SentRequest(url, {"model": self.endpoint.model, "input": [text]}, self.endpoint)
+        except ValueError as exc:
+            self.failure = exc
+
+    def result(self) -> dict[str, Any]:
+        try:
+            if self.sent is None:
+                raise self.failure  # type: ignore[misc]
+            (vector,) = _vectors(self.sent.url, self.sent.answer(), 1, self.endpoint)
+        except (ModelError, ValueError) as exc:
+            return {
+                "error_class": getattr(exc, "error_class", "bad_setting"),
+                "error": str(exc)[:500],
+                "ms": self._ms(),
+            }
         return {
-            "error_class": getattr(exc, "error_class", "bad_setting"),
-            "error": str(exc)[:500],
-            "ms": round((time.monotonic() - began) * 1000, 1),
+            "vector": "[" + ",".join(repr(x) for x in vector) + "]",
+            "model": self.endpoint.model,
+            "dimensions": len(vector),
+            "ms": self._ms(),
         }
-    return {
-        "vector": "[" + ",".join(repr(x) for x in vector) + "]",
-        "model": target.model,
-        "dimensions": len(vector),
-        "ms": round((time.monotonic() - began) * 1000, 1),
-    }
+
+    def close(self) -> None:
+        if self.sent is not None:
+            self.sent.close()
+
+    def _ms(self) -> float:
+        return round((time.monotonic() - self.began) * 1000, 1)
+
+def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
+    """EmbeddingCall's result, waited for at once."""
+    return EmbeddingCall(setting, text, cancel).result()
 
 def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
     """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
@@ -3945,7 +3977,9 @@ def served_models(endpoint: Endpoint, *, timeout_s: float | None = None) -> list
 # -- HTTP ---------------------------------------------------------------------------------
 
 def _post_json(url: str, payload: dict[str, Any], endpoint: Endpoint, timeout_s: float) -> dict[str, Any]:
-    raw = _request(url, payload, endpoint, timeout_s)
+    return _json_object(url, _request(url, payload, endpoint, timeout_s))
+
+def _json_object(url: str, raw: bytes) -> dict[str, Any]:
     try:
         body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -3953,6 +3987,75 @@ def _post_json(url: str, payload: dict[str, Any], endpoint: Endpoint, timeout_s:
     if not isinstance(body, dict):
         raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
     return body
+
+class SentRequest:
+    """A POST of JSON sent now, its answer read later on the same thread (answer()): the server
+    works while the caller does. Inside PostgreSQL a thread of the caller's own would not do that:
+    PL/Python keeps the interpreter's lock through every query it runs, so such a thread moves only
+    between the caller's queries. Only a direct connection is sent early; a request through an
+    environment proxy goes whole when answered (urllib's handling, as every other call).
+
+    The endpoint's timeout_s counts from the send, but an answer that came while the caller was
+    busy is read whatever the time (_Call.wait); its cancel, else the statement's check, is asked
+    while connecting, sending and waiting. close() gives the answer up (a server that computes it
+    sees its client gone)."""
+
+    def __init__(self, url: str, payload: dict[str, Any], endpoint: Endpoint) -> None:
+        self.url, self.payload, self.endpoint = url, payload, endpoint
+        self.conn: http.client.HTTPConnection | None = None
+        self.failure: ModelError | None = None
+        if _through_proxy(url):
+            return
+        parts = urllib.parse.urlsplit(url)
+        cancel = endpoint.cancel
+        call = _Call(endpoint.timeout_s, cancel, (cancel and cancel.check) or statement_check())
+        http_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        self.conn = _sliced(http_class, call)(parts.hostname, parts.port, timeout=endpoint.timeout_s)
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        try:
+            if cancel is not None and cancel.cancelled:
+                raise Cancelled(f"{url}: the call was given up before it began", url)
+            self.conn.request("POST", path, json.dumps(payload).encode(), _headers(endpoint, payload))
+        except (OSError, http.client.HTTPException, ModelError) as exc:
+            self.close()
+            self.failure = exc if isinstance(exc, ModelError) else self._transport_failure(exc)
+
+    def answer(self) -> dict[str, Any]:
+        """The 2xx answer's JSON object; the matching ModelError otherwise."""
+        if self.failure is not None:
+            raise self.failure
+        if self.conn is None:
+            return _post_json(self.url, self.payload, self.endpoint, self.endpoint.timeout_s)
+        try:
+            with self.conn.getresponse() as response:
+                status = response.status
+                raw = b"".join(iter(lambda: response.read1(_READ_CHUNK), b""))
+        except (OSError, http.client.HTTPException) as exc:
+            raise self._transport_failure(exc) from None
+        finally:
+            self.close()
+        if not 200 <= status < 300:
+            raise _status_error(self.url, status, raw)
+        return _json_object(self.url, raw)
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def _transport_failure(self, exc: BaseException) -> ModelError:
+        cancel = self.endpoint.cancel
+        if cancel is not None and cancel.cancelled:
+            return Cancelled(f"{self.url}: the call was given up before it was answered", self.url)
+        return _transport_error(self.url, exc, self.endpoint.timeout_s)
+
+def _headers(endpoint: Endpoint, payload: dict[str, Any] | None) -> dict[str, str]:
+    headers = {"Accept": "application/json"}
+    if payload is not None:
+        headers["Content-Type"] = "application/json"
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key}"
+    return headers
 
 def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeout_s: float) -> bytes:
     """POST JSON (GET when payload is None) and return the 2xx body; raise the matching
@@ -3966,16 +4069,11 @@ def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeo
     cancel = endpoint.cancel
     if cancel is not None and cancel.cancelled:
         raise Cancelled(f"{url}: the call was given up before it began", url)
-    headers = {"Accept": "application/json"}
-    if payload is not None:
-        headers["Content-Type"] = "application/json"
-    if endpoint.api_key:
-        headers["Authorization"] = f"Bearer {endpoint.api_key}"
     request = urllib.request.Request(
         url,
         data=None if payload is None else json.dumps(payload).encode(),
         method="GET" if payload is None else "POST",
-        headers=headers,
+        headers=_headers(endpoint, payload),
     )
     # read by _Cancellable: a Cancel's own check, else the statement's inside PostgreSQL
     check = (cancel and cancel.check) or statement_check()
@@ -4057,6 +4155,15 @@ def _is_loopback(url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+def _through_proxy(url: str) -> bool:
+    """Whether urllib would send a request to url through an environment proxy."""
+    if _is_loopback(url):
+        return False
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(
+        parts.hostname or ""
+    )
 
 def _is_number(x: object) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
@@ -6297,14 +6404,16 @@ class _Call:
             now = time.monotonic()
             if self.cancel is not None and self.cancel.cancelled:
                 raise ConnectionAbortedError("the call was given up")
-            if now >= self.deadline:
-                raise TimeoutError("timed out")
             if self.check is not None and now >= self._next_check:
                 self.check()
                 self._next_check = now + POLL_S
             waits = ([], [sock]) if write else ([sock], [])
-            if any(select.select(*waits, [], min(POLL_S, self.deadline - now))[:2]):
+            # past the deadline one look without waiting: an answer that came while the caller
+            # was busy (SentRequest) is read, not timed out
+            if any(select.select(*waits, [], max(0.0, min(POLL_S, self.deadline - now)))[:2]):
                 return
+            if now >= self.deadline:
+                raise TimeoutError("timed out")
 
     def connect(self, address, timeout=None, source_address=None, *_args, **_kwargs) -> socket.socket:
         """socket.create_connection in slices (HTTPConnection._create_connection): each address
@@ -6462,16 +6571,20 @@ def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
         return []
     url = f"{endpoint.url}/embeddings"
     body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint, endpoint.timeout_s)
+    return _vectors(url, body, len(texts), endpoint)
+
+def _vectors(url: str, body: dict[str, Any], count: int, endpoint: Endpoint) -> list[list[float]]:
+    """The `count` vectors of an embeddings answer, in the order of the inputs."""
     data = body.get("data")
     if not isinstance(data, list):
         raise BadResponse(f"{url} answered without a data list", url)
-    if len(data) != len(texts):
-        raise BadResponse(f"{url} returned {len(data)} embeddings for {len(texts)} inputs", url)
-    vectors: list[list[float] | None] = [None] * len(texts)
+    if len(data) != count:
+        raise BadResponse(f"{url} returned {len(data)} embeddings for {count} inputs", url)
+    vectors: list[list[float] | None] = [None] * count
     for item in data:
         index = item.get("index") if isinstance(item, dict) else None
         vector = item.get("embedding") if isinstance(item, dict) else None
-        if not isinstance(index, int) or not 0 <= index < len(texts) or vectors[index] is not None:
+        if not isinstance(index, int) or not 0 <= index < count or vectors[index] is not None:
             raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
         if not isinstance(vector, list) or not vector or not all(_is_number(x) for x in vector):
             raise BadResponse(f"{url} returned an embedding that is not a list of numbers", url)
@@ -6563,26 +6676,52 @@ def chat(
         completion_tokens=_count(usage.get("completion_tokens")),
     )
 
-def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
-    """One text's embedding from a ``models.embeddings``-style setting, never raising for a
-    model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
-    What the database uses for a query's vector; `cancel` may cut the call short."""
-    began = time.monotonic()
-    try:
-        target = replace(Endpoint.from_setting(setting), cancel=cancel)
-        (vector,) = embed(target, [text])
-    except (ModelError, ValueError) as exc:
+class EmbeddingCall:
+    """One text's embedding from a ``models.embeddings``-style setting, asked for at once and
+    read when wanted (result()), so that the model works while the caller does: how a search
+    overlaps its query's embedding with its stages. result() never raises for a model failure:
+    {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}, ms counted from
+    the request; close() gives an unread answer up."""
+
+    def __init__(self, setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> None:
+        self.began = time.monotonic()
+        self.sent: SentRequest | None = None
+        self.failure: Exception | None = None
+        try:
+            self.endpoint = replace(Endpoint.from_setting(setting), cancel=cancel)
+            url = f"{self.endpoint.url}/embeddings"
+            self.sent = SentRequest(url, {"model": self.endpoint.model, "input": [text]}, self.endpoint)
+        except ValueError as exc:
+            self.failure = exc
+
+    def result(self) -> dict[str, Any]:
+        try:
+            if self.sent is None:
+                raise self.failure  # type: ignore[misc]
+            (vector,) = _vectors(self.sent.url, self.sent.answer(), 1, self.endpoint)
+        except (ModelError, ValueError) as exc:
+            return {
+                "error_class": getattr(exc, "error_class", "bad_setting"),
+                "error": str(exc)[:500],
+                "ms": self._ms(),
+            }
         return {
-            "error_class": getattr(exc, "error_class", "bad_setting"),
-            "error": str(exc)[:500],
-            "ms": round((time.monotonic() - began) * 1000, 1),
+            "vector": "[" + ",".join(repr(x) for x in vector) + "]",
+            "model": self.endpoint.model,
+            "dimensions": len(vector),
+            "ms": self._ms(),
         }
-    return {
-        "vector": "[" + ",".join(repr(x) for x in vector) + "]",
-        "model": target.model,
-        "dimensions": len(vector),
-        "ms": round((time.monotonic() - began) * 1000, 1),
-    }
+
+    def close(self) -> None:
+        if self.sent is not None:
+            self.sent.close()
+
+    def _ms(self) -> float:
+        return round((time.monotonic() - self.began) * 1000, 1)
+
+def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
+    """EmbeddingCall's result, waited for at once."""
+    return EmbeddingCall(setting, text, cancel).result()
 
 def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
     """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
@@ -6627,7 +6766,9 @@ def served_models(endpoint: Endpoint, *, timeout_s: float | None = None) -> list
 # -- HTTP ---------------------------------------------------------------------------------
 
 def _post_json(url: str, payload: dict[str, Any], endpoint: Endpoint, timeout_s: float) -> dict[str, Any]:
-    raw = _request(url, payload, endpoint, timeout_s)
+    return _json_object(url, _request(url, payload, endpoint, timeout_s))
+
+def _json_object(url: str, raw: bytes) -> dict[str, Any]:
     try:
         body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -6635,6 +6776,75 @@ def _post_json(url: str, payload: dict[str, Any], endpoint: Endpoint, timeout_s:
     if not isinstance(body, dict):
         raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
     return body
+
+class SentRequest:
+    """A POST of JSON sent now, its answer read later on the same thread (answer()): the server
+    works while the caller does. Inside PostgreSQL a thread of the caller's own would not do that:
+    PL/Python keeps the interpreter's lock through every query it runs, so such a thread moves only
+    between the caller's queries. Only a direct connection is sent early; a request through an
+    environment proxy goes whole when answered (urllib's handling, as every other call).
+
+    The endpoint's timeout_s counts from the send, but an answer that came while the caller was
+    busy is read whatever the time (_Call.wait); its cancel, else the statement's check, is asked
+    while connecting, sending and waiting. close() gives the answer up (a server that computes it
+    sees its client gone)."""
+
+    def __init__(self, url: str, payload: dict[str, Any], endpoint: Endpoint) -> None:
+        self.url, self.payload, self.endpoint = url, payload, endpoint
+        self.conn: http.client.HTTPConnection | None = None
+        self.failure: ModelError | None = None
+        if _through_proxy(url):
+            return
+        parts = urllib.parse.urlsplit(url)
+        cancel = endpoint.cancel
+        call = _Call(endpoint.timeout_s, cancel, (cancel and cancel.check) or statement_check())
+        http_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        self.conn = _sliced(http_class, call)(parts.hostname, parts.port, timeout=endpoint.timeout_s)
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        try:
+            if cancel is not None and cancel.cancelled:
+                raise Cancelled(f"{url}: the call was given up before it began", url)
+            self.conn.request("POST", path, json.dumps(payload).encode(), _headers(endpoint, payload))
+        except (OSError, http.client.HTTPException, ModelError) as exc:
+            self.close()
+            self.failure = exc if isinstance(exc, ModelError) else self._transport_failure(exc)
+
+    def answer(self) -> dict[str, Any]:
+        """The 2xx answer's JSON object; the matching ModelError otherwise."""
+        if self.failure is not None:
+            raise self.failure
+        if self.conn is None:
+            return _post_json(self.url, self.payload, self.endpoint, self.endpoint.timeout_s)
+        try:
+            with self.conn.getresponse() as response:
+                status = response.status
+                raw = b"".join(iter(lambda: response.read1(_READ_CHUNK), b""))
+        except (OSError, http.client.HTTPException) as exc:
+            raise self._transport_failure(exc) from None
+        finally:
+            self.close()
+        if not 200 <= status < 300:
+            raise _status_error(self.url, status, raw)
+        return _json_object(self.url, raw)
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def _transport_failure(self, exc: BaseException) -> ModelError:
+        cancel = self.endpoint.cancel
+        if cancel is not None and cancel.cancelled:
+            return Cancelled(f"{self.url}: the call was given up before it was answered", self.url)
+        return _transport_error(self.url, exc, self.endpoint.timeout_s)
+
+def _headers(endpoint: Endpoint, payload: dict[str, Any] | None) -> dict[str, str]:
+    headers = {"Accept": "application/json"}
+    if payload is not None:
+        headers["Content-Type"] = "application/json"
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key}"
+    return headers
 
 def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeout_s: float) -> bytes:
     """POST JSON (GET when payload is None) and return the 2xx body; raise the matching
@@ -6648,16 +6858,11 @@ def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeo
     cancel = endpoint.cancel
     if cancel is not None and cancel.cancelled:
         raise Cancelled(f"{url}: the call was given up before it began", url)
-    headers = {"Accept": "application/json"}
-    if payload is not None:
-        headers["Content-Type"] = "application/json"
-    if endpoint.api_key:
-        headers["Authorization"] = f"Bearer {endpoint.api_key}"
     request = urllib.request.Request(
         url,
         data=None if payload is None else json.dumps(payload).encode(),
         method="GET" if payload is None else "POST",
-        headers=headers,
+        headers=_headers(endpoint, payload),
     )
     # read by _Cancellable: a Cancel's own check, else the statement's inside PostgreSQL
     check = (cancel and cancel.check) or statement_check()
@@ -6739,6 +6944,15 @@ def _is_loopback(url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+def _through_proxy(url: str) -> bool:
+    """Whether urllib would send a request to url through an environment proxy."""
+    if _is_loopback(url):
+        return False
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(
+        parts.hostname or ""
+    )
 
 def _is_number(x: object) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
@@ -11154,14 +11368,16 @@ class _Call:
             now = time.monotonic()
             if self.cancel is not None and self.cancel.cancelled:
                 raise ConnectionAbortedError("the call was given up")
-            if now >= self.deadline:
-                raise TimeoutError("timed out")
             if self.check is not None and now >= self._next_check:
                 self.check()
                 self._next_check = now + POLL_S
             waits = ([], [sock]) if write else ([sock], [])
-            if any(select.select(*waits, [], min(POLL_S, self.deadline - now))[:2]):
+            # past the deadline one look without waiting: an answer that came while the caller
+            # was busy (SentRequest) is read, not timed out
+            if any(select.select(*waits, [], max(0.0, min(POLL_S, self.deadline - now)))[:2]):
                 return
+            if now >= self.deadline:
+                raise TimeoutError("timed out")
 
     def connect(self, address, timeout=None, source_address=None, *_args, **_kwargs) -> socket.socket:
         """socket.create_connection in slices (HTTPConnection._create_connection): each address
@@ -11319,16 +11535,20 @@ def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
         return []
     url = f"{endpoint.url}/embeddings"
     body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint, endpoint.timeout_s)
+    return _vectors(url, body, len(texts), endpoint)
+
+def _vectors(url: str, body: dict[str, Any], count: int, endpoint: Endpoint) -> list[list[float]]:
+    """The `count` vectors of an embeddings answer, in the order of the inputs."""
     data = body.get("data")
     if not isinstance(data, list):
         raise BadResponse(f"{url} answered without a data list", url)
-    if len(data) != len(texts):
-        raise BadResponse(f"{url} returned {len(data)} embeddings for {len(texts)} inputs", url)
-    vectors: list[list[float] | None] = [None] * len(texts)
+    if len(data) != count:
+        raise BadResponse(f"{url} returned {len(data)} embeddings for {count} inputs", url)
+    vectors: list[list[float] | None] = [None] * count
     for item in data:
         index = item.get("index") if isinstance(item, dict) else None
         vector = item.get("embedding") if isinstance(item, dict) else None
-        if not isinstance(index, int) or not 0 <= index < len(texts) or vectors[index] is not None:
+        if not isinstance(index, int) or not 0 <= index < count or vectors[index] is not None:
             raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
         if not isinstance(vector, list) or not vector or not all(_is_number(x) for x in vector):
             raise BadResponse(f"{url} returned an embedding that is not a list of numbers", url)
@@ -11420,26 +11640,52 @@ def chat(
         completion_tokens=_count(usage.get("completion_tokens")),
     )
 
-def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
-    """One text's embedding from a ``models.embeddings``-style setting, never raising for a
-    model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
-    What the database uses for a query's vector; `cancel` may cut the call short."""
-    began = time.monotonic()
-    try:
-        target = replace(Endpoint.from_setting(setting), cancel=cancel)
-        (vector,) = embed(target, [text])
-    except (ModelError, ValueError) as exc:
+class EmbeddingCall:
+    """One text's embedding from a ``models.embeddings``-style setting, asked for at once and
+    read when wanted (result()), so that the model works while the caller does: how a search
+    overlaps its query's embedding with its stages. result() never raises for a model failure:
+    {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}, ms counted from
+    the request; close() gives an unread answer up."""
+
+    def __init__(self, setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> None:
+        self.began = time.monotonic()
+        self.sent: SentRequest | None = None
+        self.failure: Exception | None = None
+        try:
+            self.endpoint = replace(Endpoint.from_setting(setting), cancel=cancel)
+            url = f"{self.endpoint.url}/embeddings"
+            self.sent = SentRequest(url, {"model": self.endpoint.model, "input": [text]}, self.endpoint)
+        except ValueError as exc:
+            self.failure = exc
+
+    def result(self) -> dict[str, Any]:
+        try:
+            if self.sent is None:
+                raise self.failure  # type: ignore[misc]
+            (vector,) = _vectors(self.sent.url, self.sent.answer(), 1, self.endpoint)
+        except (ModelError, ValueError) as exc:
+            return {
+                "error_class": getattr(exc, "error_class", "bad_setting"),
+                "error": str(exc)[:500],
+                "ms": self._ms(),
+            }
         return {
-            "error_class": getattr(exc, "error_class", "bad_setting"),
-            "error": str(exc)[:500],
-            "ms": round((time.monotonic() - began) * 1000, 1),
+            "vector": "[" + ",".join(repr(x) for x in vector) + "]",
+            "model": self.endpoint.model,
+            "dimensions": len(vector),
+            "ms": self._ms(),
         }
-    return {
-        "vector": "[" + ",".join(repr(x) for x in vector) + "]",
-        "model": target.model,
-        "dimensions": len(vector),
-        "ms": round((time.monotonic() - began) * 1000, 1),
-    }
+
+    def close(self) -> None:
+        if self.sent is not None:
+            self.sent.close()
+
+    def _ms(self) -> float:
+        return round((time.monotonic() - self.began) * 1000, 1)
+
+def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
+    """EmbeddingCall's result, waited for at once."""
+    return EmbeddingCall(setting, text, cancel).result()
 
 def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
     """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
@@ -11484,7 +11730,9 @@ def served_models(endpoint: Endpoint, *, timeout_s: float | None = None) -> list
 # -- HTTP ---------------------------------------------------------------------------------
 
 def _post_json(url: str, payload: dict[str, Any], endpoint: Endpoint, timeout_s: float) -> dict[str, Any]:
-    raw = _request(url, payload, endpoint, timeout_s)
+    return _json_object(url, _request(url, payload, endpoint, timeout_s))
+
+def _json_object(url: str, raw: bytes) -> dict[str, Any]:
     try:
         body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -11492,6 +11740,75 @@ def _post_json(url: str, payload: dict[str, Any], endpoint: Endpoint, timeout_s:
     if not isinstance(body, dict):
         raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
     return body
+
+class SentRequest:
+    """A POST of JSON sent now, its answer read later on the same thread (answer()): the server
+    works while the caller does. Inside PostgreSQL a thread of the caller's own would not do that:
+    PL/Python keeps the interpreter's lock through every query it runs, so such a thread moves only
+    between the caller's queries. Only a direct connection is sent early; a request through an
+    environment proxy goes whole when answered (urllib's handling, as every other call).
+
+    The endpoint's timeout_s counts from the send, but an answer that came while the caller was
+    busy is read whatever the time (_Call.wait); its cancel, else the statement's check, is asked
+    while connecting, sending and waiting. close() gives the answer up (a server that computes it
+    sees its client gone)."""
+
+    def __init__(self, url: str, payload: dict[str, Any], endpoint: Endpoint) -> None:
+        self.url, self.payload, self.endpoint = url, payload, endpoint
+        self.conn: http.client.HTTPConnection | None = None
+        self.failure: ModelError | None = None
+        if _through_proxy(url):
+            return
+        parts = urllib.parse.urlsplit(url)
+        cancel = endpoint.cancel
+        call = _Call(endpoint.timeout_s, cancel, (cancel and cancel.check) or statement_check())
+        http_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        self.conn = _sliced(http_class, call)(parts.hostname, parts.port, timeout=endpoint.timeout_s)
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        try:
+            if cancel is not None and cancel.cancelled:
+                raise Cancelled(f"{url}: the call was given up before it began", url)
+            self.conn.request("POST", path, json.dumps(payload).encode(), _headers(endpoint, payload))
+        except (OSError, http.client.HTTPException, ModelError) as exc:
+            self.close()
+            self.failure = exc if isinstance(exc, ModelError) else self._transport_failure(exc)
+
+    def answer(self) -> dict[str, Any]:
+        """The 2xx answer's JSON object; the matching ModelError otherwise."""
+        if self.failure is not None:
+            raise self.failure
+        if self.conn is None:
+            return _post_json(self.url, self.payload, self.endpoint, self.endpoint.timeout_s)
+        try:
+            with self.conn.getresponse() as response:
+                status = response.status
+                raw = b"".join(iter(lambda: response.read1(_READ_CHUNK), b""))
+        except (OSError, http.client.HTTPException) as exc:
+            raise self._transport_failure(exc) from None
+        finally:
+            self.close()
+        if not 200 <= status < 300:
+            raise _status_error(self.url, status, raw)
+        return _json_object(self.url, raw)
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def _transport_failure(self, exc: BaseException) -> ModelError:
+        cancel = self.endpoint.cancel
+        if cancel is not None and cancel.cancelled:
+            return Cancelled(f"{self.url}: the call was given up before it was answered", self.url)
+        return _transport_error(self.url, exc, self.endpoint.timeout_s)
+
+def _headers(endpoint: Endpoint, payload: dict[str, Any] | None) -> dict[str, str]:
+    headers = {"Accept": "application/json"}
+    if payload is not None:
+        headers["Content-Type"] = "application/json"
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key}"
+    return headers
 
 def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeout_s: float) -> bytes:
     """POST JSON (GET when payload is None) and return the 2xx body; raise the matching
@@ -11505,16 +11822,11 @@ def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeo
     cancel = endpoint.cancel
     if cancel is not None and cancel.cancelled:
         raise Cancelled(f"{url}: the call was given up before it began", url)
-    headers = {"Accept": "application/json"}
-    if payload is not None:
-        headers["Content-Type"] = "application/json"
-    if endpoint.api_key:
-        headers["Authorization"] = f"Bearer {endpoint.api_key}"
     request = urllib.request.Request(
         url,
         data=None if payload is None else json.dumps(payload).encode(),
         method="GET" if payload is None else "POST",
-        headers=headers,
+        headers=_headers(endpoint, payload),
     )
     # read by _Cancellable: a Cancel's own check, else the statement's inside PostgreSQL
     check = (cancel and cancel.check) or statement_check()
@@ -11596,6 +11908,15 @@ def _is_loopback(url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+def _through_proxy(url: str) -> bool:
+    """Whether urllib would send a request to url through an environment proxy."""
+    if _is_loopback(url):
+        return False
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(
+        parts.hostname or ""
+    )
 
 def _is_number(x: object) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
@@ -22037,14 +22358,16 @@ class _Call:
             now = time.monotonic()
             if self.cancel is not None and self.cancel.cancelled:
                 raise ConnectionAbortedError("the call was given up")
-            if now >= self.deadline:
-                raise TimeoutError("timed out")
             if self.check is not None and now >= self._next_check:
                 self.check()
                 self._next_check = now + POLL_S
             waits = ([], [sock]) if write else ([sock], [])
-            if any(select.select(*waits, [], min(POLL_S, self.deadline - now))[:2]):
+            # past the deadline one look without waiting: an answer that came while the caller
+            # was busy (SentRequest) is read, not timed out
+            if any(select.select(*waits, [], max(0.0, min(POLL_S, self.deadline - now)))[:2]):
                 return
+            if now >= self.deadline:
+                raise TimeoutError("timed out")
 
     def connect(self, address, timeout=None, source_address=None, *_args, **_kwargs) -> socket.socket:
         """socket.create_connection in slices (HTTPConnection._create_connection): each address
@@ -22202,16 +22525,20 @@ def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
         return []
     url = f"{endpoint.url}/embeddings"
     body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint, endpoint.timeout_s)
+    return _vectors(url, body, len(texts), endpoint)
+
+def _vectors(url: str, body: dict[str, Any], count: int, endpoint: Endpoint) -> list[list[float]]:
+    """The `count` vectors of an embeddings answer, in the order of the inputs."""
     data = body.get("data")
     if not isinstance(data, list):
         raise BadResponse(f"{url} answered without a data list", url)
-    if len(data) != len(texts):
-        raise BadResponse(f"{url} returned {len(data)} embeddings for {len(texts)} inputs", url)
-    vectors: list[list[float] | None] = [None] * len(texts)
+    if len(data) != count:
+        raise BadResponse(f"{url} returned {len(data)} embeddings for {count} inputs", url)
+    vectors: list[list[float] | None] = [None] * count
     for item in data:
         index = item.get("index") if isinstance(item, dict) else None
         vector = item.get("embedding") if isinstance(item, dict) else None
-        if not isinstance(index, int) or not 0 <= index < len(texts) or vectors[index] is not None:
+        if not isinstance(index, int) or not 0 <= index < count or vectors[index] is not None:
             raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
         if not isinstance(vector, list) or not vector or not all(_is_number(x) for x in vector):
             raise BadResponse(f"{url} returned an embedding that is not a list of numbers", url)
@@ -22303,26 +22630,52 @@ def chat(
         completion_tokens=_count(usage.get("completion_tokens")),
     )
 
-def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
-    """One text's embedding from a ``models.embeddings``-style setting, never raising for a
-    model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
-    What the database uses for a query's vector; `cancel` may cut the call short."""
-    began = time.monotonic()
-    try:
-        target = replace(Endpoint.from_setting(setting), cancel=cancel)
-        (vector,) = embed(target, [text])
-    except (ModelError, ValueError) as exc:
+class EmbeddingCall:
+    """One text's embedding from a ``models.embeddings``-style setting, asked for at once and
+    read when wanted (result()), so that the model works while the caller does: how a search
+    overlaps its query's embedding with its stages. result() never raises for a model failure:
+    {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}, ms counted from
+    the request; close() gives an unread answer up."""
+
+    def __init__(self, setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> None:
+        self.began = time.monotonic()
+        self.sent: SentRequest | None = None
+        self.failure: Exception | None = None
+        try:
+            self.endpoint = replace(Endpoint.from_setting(setting), cancel=cancel)
+            url = f"{self.endpoint.url}/embeddings"
+            self.sent = SentRequest(url, {"model": self.endpoint.model, "input": [text]}, self.endpoint)
+        except ValueError as exc:
+            self.failure = exc
+
+    def result(self) -> dict[str, Any]:
+        try:
+            if self.sent is None:
+                raise self.failure  # type: ignore[misc]
+            (vector,) = _vectors(self.sent.url, self.sent.answer(), 1, self.endpoint)
+        except (ModelError, ValueError) as exc:
+            return {
+                "error_class": getattr(exc, "error_class", "bad_setting"),
+                "error": str(exc)[:500],
+                "ms": self._ms(),
+            }
         return {
-            "error_class": getattr(exc, "error_class", "bad_setting"),
-            "error": str(exc)[:500],
-            "ms": round((time.monotonic() - began) * 1000, 1),
+            "vector": "[" + ",".join(repr(x) for x in vector) + "]",
+            "model": self.endpoint.model,
+            "dimensions": len(vector),
+            "ms": self._ms(),
         }
-    return {
-        "vector": "[" + ",".join(repr(x) for x in vector) + "]",
-        "model": target.model,
-        "dimensions": len(vector),
-        "ms": round((time.monotonic() - began) * 1000, 1),
-    }
+
+    def close(self) -> None:
+        if self.sent is not None:
+            self.sent.close()
+
+    def _ms(self) -> float:
+        return round((time.monotonic() - self.began) * 1000, 1)
+
+def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
+    """EmbeddingCall's result, waited for at once."""
+    return EmbeddingCall(setting, text, cancel).result()
 
 def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
     """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
@@ -22367,7 +22720,9 @@ def served_models(endpoint: Endpoint, *, timeout_s: float | None = None) -> list
 # -- HTTP ---------------------------------------------------------------------------------
 
 def _post_json(url: str, payload: dict[str, Any], endpoint: Endpoint, timeout_s: float) -> dict[str, Any]:
-    raw = _request(url, payload, endpoint, timeout_s)
+    return _json_object(url, _request(url, payload, endpoint, timeout_s))
+
+def _json_object(url: str, raw: bytes) -> dict[str, Any]:
     try:
         body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -22375,6 +22730,75 @@ def _post_json(url: str, payload: dict[str, Any], endpoint: Endpoint, timeout_s:
     if not isinstance(body, dict):
         raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
     return body
+
+class SentRequest:
+    """A POST of JSON sent now, its answer read later on the same thread (answer()): the server
+    works while the caller does. Inside PostgreSQL a thread of the caller's own would not do that:
+    PL/Python keeps the interpreter's lock through every query it runs, so such a thread moves only
+    between the caller's queries. Only a direct connection is sent early; a request through an
+    environment proxy goes whole when answered (urllib's handling, as every other call).
+
+    The endpoint's timeout_s counts from the send, but an answer that came while the caller was
+    busy is read whatever the time (_Call.wait); its cancel, else the statement's check, is asked
+    while connecting, sending and waiting. close() gives the answer up (a server that computes it
+    sees its client gone)."""
+
+    def __init__(self, url: str, payload: dict[str, Any], endpoint: Endpoint) -> None:
+        self.url, self.payload, self.endpoint = url, payload, endpoint
+        self.conn: http.client.HTTPConnection | None = None
+        self.failure: ModelError | None = None
+        if _through_proxy(url):
+            return
+        parts = urllib.parse.urlsplit(url)
+        cancel = endpoint.cancel
+        call = _Call(endpoint.timeout_s, cancel, (cancel and cancel.check) or statement_check())
+        http_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        self.conn = _sliced(http_class, call)(parts.hostname, parts.port, timeout=endpoint.timeout_s)
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        try:
+            if cancel is not None and cancel.cancelled:
+                raise Cancelled(f"{url}: the call was given up before it began", url)
+            self.conn.request("POST", path, json.dumps(payload).encode(), _headers(endpoint, payload))
+        except (OSError, http.client.HTTPException, ModelError) as exc:
+            self.close()
+            self.failure = exc if isinstance(exc, ModelError) else self._transport_failure(exc)
+
+    def answer(self) -> dict[str, Any]:
+        """The 2xx answer's JSON object; the matching ModelError otherwise."""
+        if self.failure is not None:
+            raise self.failure
+        if self.conn is None:
+            return _post_json(self.url, self.payload, self.endpoint, self.endpoint.timeout_s)
+        try:
+            with self.conn.getresponse() as response:
+                status = response.status
+                raw = b"".join(iter(lambda: response.read1(_READ_CHUNK), b""))
+        except (OSError, http.client.HTTPException) as exc:
+            raise self._transport_failure(exc) from None
+        finally:
+            self.close()
+        if not 200 <= status < 300:
+            raise _status_error(self.url, status, raw)
+        return _json_object(self.url, raw)
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def _transport_failure(self, exc: BaseException) -> ModelError:
+        cancel = self.endpoint.cancel
+        if cancel is not None and cancel.cancelled:
+            return Cancelled(f"{self.url}: the call was given up before it was answered", self.url)
+        return _transport_error(self.url, exc, self.endpoint.timeout_s)
+
+def _headers(endpoint: Endpoint, payload: dict[str, Any] | None) -> dict[str, str]:
+    headers = {"Accept": "application/json"}
+    if payload is not None:
+        headers["Content-Type"] = "application/json"
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key}"
+    return headers
 
 def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeout_s: float) -> bytes:
     """POST JSON (GET when payload is None) and return the 2xx body; raise the matching
@@ -22388,16 +22812,11 @@ def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeo
     cancel = endpoint.cancel
     if cancel is not None and cancel.cancelled:
         raise Cancelled(f"{url}: the call was given up before it began", url)
-    headers = {"Accept": "application/json"}
-    if payload is not None:
-        headers["Content-Type"] = "application/json"
-    if endpoint.api_key:
-        headers["Authorization"] = f"Bearer {endpoint.api_key}"
     request = urllib.request.Request(
         url,
         data=None if payload is None else json.dumps(payload).encode(),
         method="GET" if payload is None else "POST",
-        headers=headers,
+        headers=_headers(endpoint, payload),
     )
     # read by _Cancellable: a Cancel's own check, else the statement's inside PostgreSQL
     check = (cancel and cancel.check) or statement_check()
@@ -22479,6 +22898,15 @@ def _is_loopback(url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+def _through_proxy(url: str) -> bool:
+    """Whether urllib would send a request to url through an environment proxy."""
+    if _is_loopback(url):
+        return False
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(
+        parts.hostname or ""
+    )
 
 def _is_number(x: object) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
@@ -33581,14 +34009,16 @@ class _Call:
             now = time.monotonic()
             if self.cancel is not None and self.cancel.cancelled:
                 raise ConnectionAbortedError("the call was given up")
-            if now >= self.deadline:
-                raise TimeoutError("timed out")
             if self.check is not None and now >= self._next_check:
                 self.check()
                 self._next_check = now + POLL_S
             waits = ([], [sock]) if write else ([sock], [])
-            if any(select.select(*waits, [], min(POLL_S, self.deadline - now))[:2]):
+            # past the deadline one look without waiting: an answer that came while the caller
+            # was busy (SentRequest) is read, not timed out
+            if any(select.select(*waits, [], max(0.0, min(POLL_S, self.deadline - now)))[:2]):
                 return
+            if now >= self.deadline:
+                raise TimeoutError("timed out")
 
     def connect(self, address, timeout=None, source_address=None, *_args, **_kwargs) -> socket.socket:
         """socket.create_connection in slices (HTTPConnection._create_connection): each address
@@ -33746,16 +34176,20 @@ def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
         return []
     url = f"{endpoint.url}/embeddings"
     body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint, endpoint.timeout_s)
+    return _vectors(url, body, len(texts), endpoint)
+
+def _vectors(url: str, body: dict[str, Any], count: int, endpoint: Endpoint) -> list[list[float]]:
+    """The `count` vectors of an embeddings answer, in the order of the inputs."""
     data = body.get("data")
     if not isinstance(data, list):
         raise BadResponse(f"{url} answered without a data list", url)
-    if len(data) != len(texts):
-        raise BadResponse(f"{url} returned {len(data)} embeddings for {len(texts)} inputs", url)
-    vectors: list[list[float] | None] = [None] * len(texts)
+    if len(data) != count:
+        raise BadResponse(f"{url} returned {len(data)} embeddings for {count} inputs", url)
+    vectors: list[list[float] | None] = [None] * count
     for item in data:
         index = item.get("index") if isinstance(item, dict) else None
         vector = item.get("embedding") if isinstance(item, dict) else None
-        if not isinstance(index, int) or not 0 <= index < len(texts) or vectors[index] is not None:
+        if not isinstance(index, int) or not 0 <= index < count or vectors[index] is not None:
             raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
         if not isinstance(vector, list) or not vector or not all(_is_number(x) for x in vector):
             raise BadResponse(f"{url} returned an embedding that is not a list of numbers", url)
@@ -33847,26 +34281,52 @@ def chat(
         completion_tokens=_count(usage.get("completion_tokens")),
     )
 
-def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
-    """One text's embedding from a ``models.embeddings``-style setting, never raising for a
-    model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
-    What the database uses for a query's vector; `cancel` may cut the call short."""
-    began = time.monotonic()
-    try:
-        target = replace(Endpoint.from_setting(setting), cancel=cancel)
-        (vector,) = embed(target, [text])
-    except (ModelError, ValueError) as exc:
+class EmbeddingCall:
+    """One text's embedding from a ``models.embeddings``-style setting, asked for at once and
+    read when wanted (result()), so that the model works while the caller does: how a search
+    overlaps its query's embedding with its stages. result() never raises for a model failure:
+    {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}, ms counted from
+    the request; close() gives an unread answer up."""
+
+    def __init__(self, setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> None:
+        self.began = time.monotonic()
+        self.sent: SentRequest | None = None
+        self.failure: Exception | None = None
+        try:
+            self.endpoint = replace(Endpoint.from_setting(setting), cancel=cancel)
+            url = f"{self.endpoint.url}/embeddings"
+            self.sent = SentRequest(url, {"model": self.endpoint.model, "input": [text]}, self.endpoint)
+        except ValueError as exc:
+            self.failure = exc
+
+    def result(self) -> dict[str, Any]:
+        try:
+            if self.sent is None:
+                raise self.failure  # type: ignore[misc]
+            (vector,) = _vectors(self.sent.url, self.sent.answer(), 1, self.endpoint)
+        except (ModelError, ValueError) as exc:
+            return {
+                "error_class": getattr(exc, "error_class", "bad_setting"),
+                "error": str(exc)[:500],
+                "ms": self._ms(),
+            }
         return {
-            "error_class": getattr(exc, "error_class", "bad_setting"),
-            "error": str(exc)[:500],
-            "ms": round((time.monotonic() - began) * 1000, 1),
+            "vector": "[" + ",".join(repr(x) for x in vector) + "]",
+            "model": self.endpoint.model,
+            "dimensions": len(vector),
+            "ms": self._ms(),
         }
-    return {
-        "vector": "[" + ",".join(repr(x) for x in vector) + "]",
-        "model": target.model,
-        "dimensions": len(vector),
-        "ms": round((time.monotonic() - began) * 1000, 1),
-    }
+
+    def close(self) -> None:
+        if self.sent is not None:
+            self.sent.close()
+
+    def _ms(self) -> float:
+        return round((time.monotonic() - self.began) * 1000, 1)
+
+def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
+    """EmbeddingCall's result, waited for at once."""
+    return EmbeddingCall(setting, text, cancel).result()
 
 def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
     """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
@@ -33911,7 +34371,9 @@ def served_models(endpoint: Endpoint, *, timeout_s: float | None = None) -> list
 # -- HTTP ---------------------------------------------------------------------------------
 
 def _post_json(url: str, payload: dict[str, Any], endpoint: Endpoint, timeout_s: float) -> dict[str, Any]:
-    raw = _request(url, payload, endpoint, timeout_s)
+    return _json_object(url, _request(url, payload, endpoint, timeout_s))
+
+def _json_object(url: str, raw: bytes) -> dict[str, Any]:
     try:
         body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -33919,6 +34381,75 @@ def _post_json(url: str, payload: dict[str, Any], endpoint: Endpoint, timeout_s:
     if not isinstance(body, dict):
         raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
     return body
+
+class SentRequest:
+    """A POST of JSON sent now, its answer read later on the same thread (answer()): the server
+    works while the caller does. Inside PostgreSQL a thread of the caller's own would not do that:
+    PL/Python keeps the interpreter's lock through every query it runs, so such a thread moves only
+    between the caller's queries. Only a direct connection is sent early; a request through an
+    environment proxy goes whole when answered (urllib's handling, as every other call).
+
+    The endpoint's timeout_s counts from the send, but an answer that came while the caller was
+    busy is read whatever the time (_Call.wait); its cancel, else the statement's check, is asked
+    while connecting, sending and waiting. close() gives the answer up (a server that computes it
+    sees its client gone)."""
+
+    def __init__(self, url: str, payload: dict[str, Any], endpoint: Endpoint) -> None:
+        self.url, self.payload, self.endpoint = url, payload, endpoint
+        self.conn: http.client.HTTPConnection | None = None
+        self.failure: ModelError | None = None
+        if _through_proxy(url):
+            return
+        parts = urllib.parse.urlsplit(url)
+        cancel = endpoint.cancel
+        call = _Call(endpoint.timeout_s, cancel, (cancel and cancel.check) or statement_check())
+        http_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        self.conn = _sliced(http_class, call)(parts.hostname, parts.port, timeout=endpoint.timeout_s)
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        try:
+            if cancel is not None and cancel.cancelled:
+                raise Cancelled(f"{url}: the call was given up before it began", url)
+            self.conn.request("POST", path, json.dumps(payload).encode(), _headers(endpoint, payload))
+        except (OSError, http.client.HTTPException, ModelError) as exc:
+            self.close()
+            self.failure = exc if isinstance(exc, ModelError) else self._transport_failure(exc)
+
+    def answer(self) -> dict[str, Any]:
+        """The 2xx answer's JSON object; the matching ModelError otherwise."""
+        if self.failure is not None:
+            raise self.failure
+        if self.conn is None:
+            return _post_json(self.url, self.payload, self.endpoint, self.endpoint.timeout_s)
+        try:
+            with self.conn.getresponse() as response:
+                status = response.status
+                raw = b"".join(iter(lambda: response.read1(_READ_CHUNK), b""))
+        except (OSError, http.client.HTTPException) as exc:
+            raise self._transport_failure(exc) from None
+        finally:
+            self.close()
+        if not 200 <= status < 300:
+            raise _status_error(self.url, status, raw)
+        return _json_object(self.url, raw)
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def _transport_failure(self, exc: BaseException) -> ModelError:
+        cancel = self.endpoint.cancel
+        if cancel is not None and cancel.cancelled:
+            return Cancelled(f"{self.url}: the call was given up before it was answered", self.url)
+        return _transport_error(self.url, exc, self.endpoint.timeout_s)
+
+def _headers(endpoint: Endpoint, payload: dict[str, Any] | None) -> dict[str, str]:
+    headers = {"Accept": "application/json"}
+    if payload is not None:
+        headers["Content-Type"] = "application/json"
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key}"
+    return headers
 
 def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeout_s: float) -> bytes:
     """POST JSON (GET when payload is None) and return the 2xx body; raise the matching
@@ -33932,16 +34463,11 @@ def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeo
     cancel = endpoint.cancel
     if cancel is not None and cancel.cancelled:
         raise Cancelled(f"{url}: the call was given up before it began", url)
-    headers = {"Accept": "application/json"}
-    if payload is not None:
-        headers["Content-Type"] = "application/json"
-    if endpoint.api_key:
-        headers["Authorization"] = f"Bearer {endpoint.api_key}"
     request = urllib.request.Request(
         url,
         data=None if payload is None else json.dumps(payload).encode(),
         method="GET" if payload is None else "POST",
-        headers=headers,
+        headers=_headers(endpoint, payload),
     )
     # read by _Cancellable: a Cancel's own check, else the statement's inside PostgreSQL
     check = (cancel and cancel.check) or statement_check()
@@ -34023,6 +34549,15 @@ def _is_loopback(url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+def _through_proxy(url: str) -> bool:
+    """Whether urllib would send a request to url through an environment proxy."""
+    if _is_loopback(url):
+        return False
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(
+        parts.hostname or ""
+    )
 
 def _is_number(x: object) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
@@ -35960,7 +36495,7 @@ CREATE FUNCTION exo_private.retrieve(query text, workspaces text[] DEFAULT NULL:
 
 The function's body is `# exo:include retrieve` and a call of run(plpy, SD, GD, ...); the
 unit tests pass a small fake plpy. In order: the question is read (query_analysis), the
-query embedding starts in the background (query_embedding), the stages run per workspace
+query's embedding is asked for (query_embedding), the stages run per workspace
 with the archive fallback (stages), withheld material becomes hints, the merged pool is
 reranked (reranking) and the first k are the results; for a question of the present, passages
 that name a value the first ones state follow as "later" (successors). Returns {results, later,
@@ -38260,16 +38795,15 @@ class Question:
 """The query's vector for one search (stdlib only).
 
 Part of exo_private.retrieve (plpy/retrieve.py). The caller's vector when it gave one; else
-the embeddings endpoint's, fetched on a background thread while the other stages run, within
-the session's embedding budget (reader.embed_calls_per_minute, plpy/budget.py over GD, shared
-with exo.embed_query). The thread makes only the HTTP call (the server's API is not
-thread-safe). The search's thread waits for it asking for the statement's interrupts
-(model_client.Cancel.join), so a cancelled statement cuts the call off at once; close() cuts
-off a call still running and joins the thread before the search returns, on every path out.
-The vector is kept for the session (question_vector.keep_vector) for the packet built on the search.
+the embeddings endpoint's, within the session's embedding budget (reader.embed_calls_per_minute,
+plpy/budget.py over GD, shared with exo.embed_query). The request is sent before the stages run
+and its answer read when a stage first needs the vector (model_client.EmbeddingCall), so the
+model embeds while the stages that need no vector run; the wait asks for the statement's
+interrupts, so a cancelled statement ends it at once. close() gives up an answer not read, on
+every path out. The vector is kept for the session (question_vector.keep_vector) for the packet
+built on the search.
 """
 
-import threading
 import time
 
 """A per-session call budget for model endpoints the reader can reach (stdlib only).
@@ -38465,14 +38999,16 @@ class _Call:
             now = time.monotonic()
             if self.cancel is not None and self.cancel.cancelled:
                 raise ConnectionAbortedError("the call was given up")
-            if now >= self.deadline:
-                raise TimeoutError("timed out")
             if self.check is not None and now >= self._next_check:
                 self.check()
                 self._next_check = now + POLL_S
             waits = ([], [sock]) if write else ([sock], [])
-            if any(select.select(*waits, [], min(POLL_S, self.deadline - now))[:2]):
+            # past the deadline one look without waiting: an answer that came while the caller
+            # was busy (SentRequest) is read, not timed out
+            if any(select.select(*waits, [], max(0.0, min(POLL_S, self.deadline - now)))[:2]):
                 return
+            if now >= self.deadline:
+                raise TimeoutError("timed out")
 
     def connect(self, address, timeout=None, source_address=None, *_args, **_kwargs) -> socket.socket:
         """socket.create_connection in slices (HTTPConnection._create_connection): each address
@@ -38630,16 +39166,20 @@ def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
         return []
     url = f"{endpoint.url}/embeddings"
     body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint, endpoint.timeout_s)
+    return _vectors(url, body, len(texts), endpoint)
+
+def _vectors(url: str, body: dict[str, Any], count: int, endpoint: Endpoint) -> list[list[float]]:
+    """The `count` vectors of an embeddings answer, in the order of the inputs."""
     data = body.get("data")
     if not isinstance(data, list):
         raise BadResponse(f"{url} answered without a data list", url)
-    if len(data) != len(texts):
-        raise BadResponse(f"{url} returned {len(data)} embeddings for {len(texts)} inputs", url)
-    vectors: list[list[float] | None] = [None] * len(texts)
+    if len(data) != count:
+        raise BadResponse(f"{url} returned {len(data)} embeddings for {count} inputs", url)
+    vectors: list[list[float] | None] = [None] * count
     for item in data:
         index = item.get("index") if isinstance(item, dict) else None
         vector = item.get("embedding") if isinstance(item, dict) else None
-        if not isinstance(index, int) or not 0 <= index < len(texts) or vectors[index] is not None:
+        if not isinstance(index, int) or not 0 <= index < count or vectors[index] is not None:
             raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
         if not isinstance(vector, list) or not vector or not all(_is_number(x) for x in vector):
             raise BadResponse(f"{url} returned an embedding that is not a list of numbers", url)
@@ -38731,26 +39271,52 @@ def chat(
         completion_tokens=_count(usage.get("completion_tokens")),
     )
 
-def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
-    """One text's embedding from a ``models.embeddings``-style setting, never raising for a
-    model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
-    What the database uses for a query's vector; `cancel` may cut the call short."""
-    began = time.monotonic()
-    try:
-        target = replace(Endpoint.from_setting(setting), cancel=cancel)
-        (vector,) = embed(target, [text])
-    except (ModelError, ValueError) as exc:
+class EmbeddingCall:
+    """One text's embedding from a ``models.embeddings``-style setting, asked for at once and
+    read when wanted (result()), so that the model works while the caller does: how a search
+    overlaps its query's embedding with its stages. result() never raises for a model failure:
+    {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}, ms counted from
+    the request; close() gives an unread answer up."""
+
+    def __init__(self, setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> None:
+        self.began = time.monotonic()
+        self.sent: SentRequest | None = None
+        self.failure: Exception | None = None
+        try:
+            self.endpoint = replace(Endpoint.from_setting(setting), cancel=cancel)
+            url = f"{self.endpoint.url}/embeddings"
+            self.sent = SentRequest(url, {"model": self.endpoint.model, "input": [text]}, self.endpoint)
+        except ValueError as exc:
+            self.failure = exc
+
+    def result(self) -> dict[str, Any]:
+        try:
+            if self.sent is None:
+                raise self.failure  # type: ignore[misc]
+            (vector,) = _vectors(self.sent.url, self.sent.answer(), 1, self.endpoint)
+        except (ModelError, ValueError) as exc:
+            return {
+                "error_class": getattr(exc, "error_class", "bad_setting"),
+                "error": str(exc)[:500],
+                "ms": self._ms(),
+            }
         return {
-            "error_class": getattr(exc, "error_class", "bad_setting"),
-            "error": str(exc)[:500],
-            "ms": round((time.monotonic() - began) * 1000, 1),
+            "vector": "[" + ",".join(repr(x) for x in vector) + "]",
+            "model": self.endpoint.model,
+            "dimensions": len(vector),
+            "ms": self._ms(),
         }
-    return {
-        "vector": "[" + ",".join(repr(x) for x in vector) + "]",
-        "model": target.model,
-        "dimensions": len(vector),
-        "ms": round((time.monotonic() - began) * 1000, 1),
-    }
+
+    def close(self) -> None:
+        if self.sent is not None:
+            self.sent.close()
+
+    def _ms(self) -> float:
+        return round((time.monotonic() - self.began) * 1000, 1)
+
+def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
+    """EmbeddingCall's result, waited for at once."""
+    return EmbeddingCall(setting, text, cancel).result()
 
 def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
     """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
@@ -38795,7 +39361,9 @@ def served_models(endpoint: Endpoint, *, timeout_s: float | None = None) -> list
 # -- HTTP ---------------------------------------------------------------------------------
 
 def _post_json(url: str, payload: dict[str, Any], endpoint: Endpoint, timeout_s: float) -> dict[str, Any]:
-    raw = _request(url, payload, endpoint, timeout_s)
+    return _json_object(url, _request(url, payload, endpoint, timeout_s))
+
+def _json_object(url: str, raw: bytes) -> dict[str, Any]:
     try:
         body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -38803,6 +39371,75 @@ def _post_json(url: str, payload: dict[str, Any], endpoint: Endpoint, timeout_s:
     if not isinstance(body, dict):
         raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
     return body
+
+class SentRequest:
+    """A POST of JSON sent now, its answer read later on the same thread (answer()): the server
+    works while the caller does. Inside PostgreSQL a thread of the caller's own would not do that:
+    PL/Python keeps the interpreter's lock through every query it runs, so such a thread moves only
+    between the caller's queries. Only a direct connection is sent early; a request through an
+    environment proxy goes whole when answered (urllib's handling, as every other call).
+
+    The endpoint's timeout_s counts from the send, but an answer that came while the caller was
+    busy is read whatever the time (_Call.wait); its cancel, else the statement's check, is asked
+    while connecting, sending and waiting. close() gives the answer up (a server that computes it
+    sees its client gone)."""
+
+    def __init__(self, url: str, payload: dict[str, Any], endpoint: Endpoint) -> None:
+        self.url, self.payload, self.endpoint = url, payload, endpoint
+        self.conn: http.client.HTTPConnection | None = None
+        self.failure: ModelError | None = None
+        if _through_proxy(url):
+            return
+        parts = urllib.parse.urlsplit(url)
+        cancel = endpoint.cancel
+        call = _Call(endpoint.timeout_s, cancel, (cancel and cancel.check) or statement_check())
+        http_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        self.conn = _sliced(http_class, call)(parts.hostname, parts.port, timeout=endpoint.timeout_s)
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        try:
+            if cancel is not None and cancel.cancelled:
+                raise Cancelled(f"{url}: the call was given up before it began", url)
+            self.conn.request("POST", path, json.dumps(payload).encode(), _headers(endpoint, payload))
+        except (OSError, http.client.HTTPException, ModelError) as exc:
+            self.close()
+            self.failure = exc if isinstance(exc, ModelError) else self._transport_failure(exc)
+
+    def answer(self) -> dict[str, Any]:
+        """The 2xx answer's JSON object; the matching ModelError otherwise."""
+        if self.failure is not None:
+            raise self.failure
+        if self.conn is None:
+            return _post_json(self.url, self.payload, self.endpoint, self.endpoint.timeout_s)
+        try:
+            with self.conn.getresponse() as response:
+                status = response.status
+                raw = b"".join(iter(lambda: response.read1(_READ_CHUNK), b""))
+        except (OSError, http.client.HTTPException) as exc:
+            raise self._transport_failure(exc) from None
+        finally:
+            self.close()
+        if not 200 <= status < 300:
+            raise _status_error(self.url, status, raw)
+        return _json_object(self.url, raw)
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def _transport_failure(self, exc: BaseException) -> ModelError:
+        cancel = self.endpoint.cancel
+        if cancel is not None and cancel.cancelled:
+            return Cancelled(f"{self.url}: the call was given up before it was answered", self.url)
+        return _transport_error(self.url, exc, self.endpoint.timeout_s)
+
+def _headers(endpoint: Endpoint, payload: dict[str, Any] | None) -> dict[str, str]:
+    headers = {"Accept": "application/json"}
+    if payload is not None:
+        headers["Content-Type"] = "application/json"
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key}"
+    return headers
 
 def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeout_s: float) -> bytes:
     """POST JSON (GET when payload is None) and return the 2xx body; raise the matching
@@ -38816,16 +39453,11 @@ def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeo
     cancel = endpoint.cancel
     if cancel is not None and cancel.cancelled:
         raise Cancelled(f"{url}: the call was given up before it began", url)
-    headers = {"Accept": "application/json"}
-    if payload is not None:
-        headers["Content-Type"] = "application/json"
-    if endpoint.api_key:
-        headers["Authorization"] = f"Bearer {endpoint.api_key}"
     request = urllib.request.Request(
         url,
         data=None if payload is None else json.dumps(payload).encode(),
         method="GET" if payload is None else "POST",
-        headers=headers,
+        headers=_headers(endpoint, payload),
     )
     # read by _Cancellable: a Cancel's own check, else the statement's inside PostgreSQL
     check = (cancel and cancel.check) or statement_check()
@@ -38908,6 +39540,15 @@ def _is_loopback(url: str) -> bool:
     except ValueError:
         return False
 
+def _through_proxy(url: str) -> bool:
+    """Whether urllib would send a request to url through an environment proxy."""
+    if _is_loopback(url):
+        return False
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(
+        parts.hostname or ""
+    )
+
 def _is_number(x: object) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
@@ -38941,18 +39582,14 @@ class QueryEmbedding:
         self.model = model
         self.setting = dict(settings["models.embeddings"], timeout_s=settings["retrieval.embed_timeout_s"])
         self.fetched = {}
-        self.cancel = Cancel()
-        self.thread = None
+        self.call = None
         self.tried = False
         self.text = None
         self.error = None
         if caller_vector is None and model["id"] is not None:
             limit = settings.get("reader.embed_calls_per_minute", 120)
             if allow(budget_store, "embed", limit):
-                self.thread = threading.Thread(
-                    target=self._fetch, args=(question,), name="exo-query-embedding", daemon=True
-                )
-                self.thread.start()
+                self.call = EmbeddingCall(self.setting, question)
             else:
                 self.fetched.update(
                     error_class="rate_limited",
@@ -38960,11 +39597,9 @@ class QueryEmbedding:
                     "(reader.embed_calls_per_minute)",
                 )
 
-    def _fetch(self, question):
-        try:
-            self.fetched.update(embed_one(self.setting, question, self.cancel))
-        except Exception as exc:  # anything unforeseen still ends as a degradation, not a hang
-            self.fetched.update(error_class="internal", error=repr(exc)[:500])
+    def in_flight(self):
+        """Whether the endpoint's answer is asked for and not read yet."""
+        return self.call is not None
 
     def vector(self, report):
         """The vector text; the first call records its source, wait and any degradation in `report`."""
@@ -38979,10 +39614,10 @@ class QueryEmbedding:
             if len(values) == self.model["dimensions"]:  # the endpoint's space, as the stored vectors'
                 keep_vector(self.store, self.setting.get("model"), self.question, self.text)
             return self.text
-        if self.thread is not None:
-            self.cancel.join(self.thread, self.setting["timeout_s"] + 1)
+        if self.call is not None:
+            self.fetched.update(self.call.result())
         self.close()
-        embedded = dict(self.fetched) or {"error_class": "timeout", "error": "no embedding in time"}
+        embedded = self.fetched
         report["timings_ms"]["embed_query_wait"] = round((time.monotonic() - t0) * 1000, 2)
         if "vector" not in embedded:
             self.error = {"error_class": embedded["error_class"], "error": embedded["error"]}
@@ -39003,13 +39638,10 @@ class QueryEmbedding:
         return self.text
 
     def close(self):
-        """Cut off the fetch if it still runs (nothing waits for it any more: the search is done
-        or was cancelled) and join its thread: no search leaves it running or holding its
-        connection, on every path out."""
-        if self.thread is not None:
-            self.cancel.cancel()
-            self.thread.join(JOIN_AFTER_CANCEL_S)
-            self.thread = None
+        """Give up an answer not read: no search leaves its request open, on every path out."""
+        if self.call is not None:
+            self.call.close()
+            self.call = None
 """The combined-pool rerank: one function per backend, tried in retrieval.rerank_order (stdlib only).
 
 Part of exo_private.retrieve (plpy/retrieve.py). Native stage scores are not comparable across
@@ -39419,6 +40051,7 @@ class StageSearch:
         self.embedding = embedding
         self.report = report
         self.details = {}
+        self.named_in = None  # participant_workspaces, asked once
         # identifiers of the question that more passages of a workspace hold than a pool needs
         self.common_idents = set()
         self.thresholds = {
@@ -39630,11 +40263,34 @@ class StageSearch:
             return None, "query embedding unavailable ({})".format(self.embedding.error["error_class"])
         return vector, None
 
+    def participant_workspaces(self):
+        """The workspaces in which the question names a person other than the owner, by name or
+        first name (the participant stage's own test, asked once for every workspace): elsewhere
+        the stage has nothing to look in and needs no query vector."""
+        if self.named_in is None:
+            self.named_in = {
+                r["workspace"]
+                for r in self.db.run(
+                    "named_participants",
+                    "select distinct e.workspace from exo_private.entities e"
+                    " where e.workspace = any ($1) and e.type = 'Person'"
+                    "   and (e.canonical_key = any ($2)"
+                    "        or pg_catalog.split_part(e.canonical_key, ' ', 1) = any ($2))"
+                    "   and e.canonical_key is distinct from"
+                    "       (select p.entity_key from exo_private.people p where p.is_owner)",
+                    ["text[]", "text[]"],
+                    [self.chosen, name_keys(self.q.text)],
+                )
+            }
+        return self.named_in
+
     def participant_rows(self, ws, bands):
         """The participant stage: the windows of the people the query names, by similarity. As
         many as a confident pool needs, not the whole room: BM25 and the other stages still look
         everywhere. A window of the person named is where to look, not an answer, so none of them
         counts as confident."""
+        if ws not in self.participant_workspaces():
+            return [], "the question names no participant of this workspace"
         vector, why = self.query_vector()
         if vector is None:
             return [], why
@@ -39835,31 +40491,52 @@ class StageSearch:
 
     def workspaces(self, bands):
         """A WorkspacePool per chosen workspace after its stages over `bands`, each stage run or
-        skipped (and why) in pool.stages."""
+        skipped (and why) in pool.stages.
+
+        Each workspace runs its stages in order, and the workspaces take turns: first every one
+        runs those before its first stage that would wait for the query's vector, then the rest.
+        The embeddings endpoint computes the vector meanwhile (QueryEmbedding), so the search waits
+        for it once and as late as it can; no workspace's stages or their order change."""
         pools = [
             WorkspacePool(ws, self.per_workspace, self.settings["retrieval.confident_needed"])
             for ws in self.chosen
         ]
-        for pool in pools:
-            for stage in (["personal"] if self.personal else []) + list(self.settings["retrieval.stages"]):
-                go, why = pool.wants_more()
-                entry = {"stage": stage}
-                if go:
-                    t0 = time.monotonic()
-                    rows, why = self.rows(stage, pool.workspace, bands)
-                    if why is None:
-                        entry.update(
-                            ran=True,
-                            found=len(rows),
-                            admitted=pool.admit(stage, rows),
-                            confident=pool.confident,
-                            ms=elapsed_ms(t0),
-                        )
-                        pool.stages.append(entry)
-                        continue
-                entry.update(ran=False, skipped=why)
-                pool.stages.append(entry)
+        order = (["personal"] if self.personal else []) + list(self.settings["retrieval.stages"])
+        done = [0] * len(pools)
+        for may_wait in (False, True):
+            for i, pool in enumerate(pools):
+                while done[i] < len(order) and (may_wait or not self.waits(order[done[i]], pool.workspace)):
+                    pool.stages.append(self.stage_entry(pool, order[done[i]], bands))
+                    done[i] += 1
         return pools
+
+    def waits(self, stage, ws):
+        """Whether the stage would wait in `ws` for a query vector still being computed."""
+        if not self.embedding.in_flight():
+            return False
+        if stage == "participant":
+            return ws in self.participant_workspaces()
+        return stage in ("semantic", "personal")
+
+    def stage_entry(self, pool, stage, bands):
+        """Run one stage in pool's workspace when the pool wants more, admitting its rows: the
+        report's entry for it (ran, found, admitted, confident, ms; or skipped and why)."""
+        go, why = pool.wants_more()
+        entry = {"stage": stage}
+        if go:
+            t0 = time.monotonic()
+            rows, why = self.rows(stage, pool.workspace, bands)
+            if why is None:
+                entry.update(
+                    ran=True,
+                    found=len(rows),
+                    admitted=pool.admit(stage, rows),
+                    confident=pool.confident,
+                    ms=elapsed_ms(t0),
+                )
+                return entry
+        entry.update(ran=False, skipped=why)
+        return entry
 
     def fetch_details(self, hits):
         """pool_details rows of hits (with the query's coverage), each fetched once per search, a

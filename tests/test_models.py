@@ -226,6 +226,42 @@ def test_probe_is_true_only_for_a_2xx(stand_in):
     assert isinstance(client.probe_error(_ep(f"http://127.0.0.1:{free_ports()[0]}/v1"), "chat"), EndpointDown)
 
 
+def test_an_embedding_asked_for_is_computed_while_the_caller_works_and_read_when_wanted(stand_in):
+    """EmbeddingCall sends its request at once and reads the answer when asked: how a search's
+    stages run while its query is embedded. An answer that came while the caller was busy is
+    read even past the timeout; one never read is given up, and the server sees its client go."""
+    setting = {"url": at(stand_in, "ok"), "model": "stand-in", "timeout_s": 0.3}
+    asked = stand_in.calls("/ok/v1/embeddings")
+    call = client.EmbeddingCall(setting, "a")
+    deadline = time.monotonic() + 2
+    while stand_in.calls("/ok/v1/embeddings") == asked and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert stand_in.calls("/ok/v1/embeddings") == asked + 1  # before anything was read
+    time.sleep(0.5)  # the caller at work past the timeout
+    got = call.result()
+    assert (got["vector"], got["dimensions"], got["model"]) == ("[0.0,1.0]", 2, "stand-in")
+    assert got["ms"] >= 500
+
+    def result(mode: str, timeout_s: float = 2.0) -> dict:
+        return client.EmbeddingCall(dict(setting, url=at(stand_in, mode), timeout_s=timeout_s), "a").result()
+
+    def hung_up(count: int) -> bool:
+        deadline = time.monotonic() + 2
+        while stand_in.hang_ups < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return stand_in.hang_ups == count
+
+    assert result("500")["error_class"] == "http_5xx" and "the model crashed" in result("500")["error"]
+    closed = client.EmbeddingCall(dict(setting, url=f"http://127.0.0.1:{free_ports()[0]}/v1"), "a")
+    assert closed.result()["error_class"] == "endpoint_down"
+    assert client.EmbeddingCall({"url": None}, "a").result()["error_class"] == "bad_setting"
+    hang_ups = stand_in.hang_ups
+    assert result("slow", timeout_s=0.3)["error_class"] == "timeout"
+    assert hung_up(hang_ups + 1)
+    client.EmbeddingCall(dict(setting, url=at(stand_in, "slow"), timeout_s=30), "a").close()
+    assert hung_up(hang_ups + 2)
+
+
 def test_a_call_cut_off_from_another_thread_ends_at_once_and_the_server_sees_it(stand_in):
     cancel = client.Cancel()
     endpoint = dataclasses.replace(_ep(at(stand_in, "slow"), timeout_s=30), cancel=cancel)

@@ -13,8 +13,6 @@ import copy
 import json
 import re
 import textwrap
-import threading
-import time
 
 import pytest
 import query_embedding
@@ -190,20 +188,27 @@ def search(plpy, query, gd=None, k=25, per_workspace=30, open_archive=None, brid
 
 @pytest.fixture
 def embedder(monkeypatch):
-    """The embeddings endpoint: a vector after `delay` seconds, or `reply` when set."""
-    state = {"calls": 0, "delay": 0.0, "reply": None}
+    """The embeddings endpoint: `reply` when set, else a vector. Counts the requests sent, the
+    answers read and the requests still open (neither read nor given up)."""
+    state = {"calls": 0, "reads": 0, "open": 0, "reply": None}
 
-    def embed_one(setting, text, cancel=None):
-        state["calls"] += 1
-        time.sleep(state["delay"])
-        return state["reply"] or {"vector": "[1,0,0]", "model": "minilm", "dimensions": 3, "ms": 1.0}
+    class Call:
+        def __init__(self, setting, text, cancel=None):
+            state["calls"] += 1
+            state["open"] += 1
+            self.open = True
 
-    monkeypatch.setattr(query_embedding, "embed_one", embed_one)
+        def result(self):
+            state["reads"] += 1
+            return state["reply"] or {"vector": "[1,0,0]", "model": "minilm", "dimensions": 3, "ms": 1.0}
+
+        def close(self):
+            if self.open:
+                self.open = False
+                state["open"] -= 1
+
+    monkeypatch.setattr(query_embedding, "EmbeddingCall", Call)
     return state
-
-
-def embedding_threads():
-    return [t for t in threading.enumerate() if t.name == "exo-query-embedding"]
 
 
 CORPUS = [
@@ -217,8 +222,7 @@ CORPUS = [
 # -- the cascade ---------------------------------------------------------------------------
 
 
-def test_a_confident_workspace_stops_before_the_semantic_stage_and_the_thread_is_joined(embedder):
-    embedder["delay"] = 0.2  # still running when the stages are done
+def test_a_confident_workspace_stops_before_the_semantic_stage_and_the_answer_is_read_once(embedder):
     plpy = FakePlpy(
         CORPUS, {("lexical", "technical"): [(1, 5.0), (2, 4.0)], ("semantic", "creative"): [(3, 0.6)]}
     )
@@ -238,32 +242,57 @@ def test_a_confident_workspace_stops_before_the_semantic_stage_and_the_thread_is
     assert [r["chunk_id"] for r in found["results"]] == [1, 3, 2]  # similarity lifts 3 over 2
     assert found["report"]["rerank"]["backend"] == "embedding"
     assert found["report"]["query_embedding"]["source"] == "endpoint"
-    assert embedder["calls"] == 1 and not embedding_threads()
+    assert (embedder["calls"], embedder["reads"], embedder["open"]) == (1, 1, 0)
 
 
-def test_a_search_that_never_needs_the_vector_still_joins_its_thread(embedder):
-    embedder["delay"] = 0.3
+def test_a_search_that_never_needs_the_vector_gives_its_request_up(embedder):
     plpy = FakePlpy(CORPUS, {("lexical", "technical"): [(1, 5.0), (2, 4.0)]},
                     settings={"retrieval.rerank_order": ["deterministic"], "retrieval.stages": ["lexical"]})  # fmt: skip
     found = search(plpy, "postgres replication")
     assert "query_embedding" not in found["report"] and found["report"]["degradations"] == []
-    assert embedder["calls"] == 1 and not embedding_threads()
+    assert (embedder["calls"], embedder["reads"], embedder["open"]) == (1, 0, 0)
 
 
-def test_an_error_mid_search_still_joins_the_thread(embedder):
-    embedder["delay"] = 0.3
+def stage_order(plpy):
+    """(stage, workspace) of each stage query, up to the last semantic stage's."""
+    ran = [tuple(s.split()[1:]) for s in plpy.statements if s.startswith("STAGE ")]
+    return ran[: max(i for i, s in enumerate(ran) if s[0] == "semantic") + 1]
+
+
+def test_every_workspace_runs_the_stages_before_its_vector_stage_while_the_vector_is_computed(embedder):
+    hits = {("lexical", "technical"): [(2, 1.0)], ("semantic", "creative"): [(3, 0.6)]}
+    plpy = FakePlpy(CORPUS, hits)
+    found = search(plpy, "postgres replication")
+    ran = stage_order(plpy)
+    first_vector = min(i for i, s in enumerate(ran) if s[0] == "semantic")
+    assert (
+        {w for _, w in ran[:first_vector]} == set(found["report"]["workspaces"]) == {"technical", "creative"}
+    )
+    assert all(s != "semantic" for s, _ in ran[:first_vector])
+    # A caller's vector is there from the start: each workspace runs its stages in one turn.
+    given = FakePlpy(CORPUS, hits)
+    found_given = search(given, "postgres replication", query_vector=[0.5, 0.25, 0.0])
+    in_turn = stage_order(given)
+    assert [w for _, w in in_turn] == sorted((w for _, w in in_turn), key=[w for _, w in in_turn].index)
+    # The turns change no workspace's stages, their order or the results.
+    for ws in ("technical", "creative"):
+        assert [s for s, w in ran if w == ws] == [s for s, w in in_turn if w == ws]
+    assert [r["chunk_id"] for r in found["results"]] == [r["chunk_id"] for r in found_given["results"]]
+
+
+def test_an_error_mid_search_still_gives_the_request_up(embedder):
     plpy = FakePlpy(CORPUS, {})
     plpy.fail_on = "STAGE lexical"
     with pytest.raises(RuntimeError, match="the database failed"):
         search(plpy, "postgres replication")
-    assert not embedding_threads()
+    assert embedder["calls"] == 1 and embedder["open"] == 0
 
 
 def test_an_unknown_stage_is_an_error_naming_it(embedder):
     plpy = FakePlpy(CORPUS, {}, settings={"retrieval.stages": ["lexical", "telepathy"]})
     with pytest.raises(RuntimeError, match="unknown stage 'telepathy' in retrieval.stages"):
         search(plpy, "postgres")
-    assert not embedding_threads()
+    assert embedder["calls"] == 1 and embedder["open"] == 0
 
 
 def test_prepared_statements_and_stage_queries_are_kept_for_the_session(embedder):
