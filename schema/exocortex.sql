@@ -40288,16 +40288,25 @@ class StageSearch:
         """The participant stage: the windows of the people the query names, by similarity. As
         many as a confident pool needs, not the whole room: BM25 and the other stages still look
         everywhere. A window of the person named is where to look, not an answer, so none of them
-        counts as confident."""
-        if ws not in self.participant_workspaces():
-            return [], "the question names no participant of this workspace"
-        vector, why = self.query_vector()
-        if vector is None:
-            return [], why
-        limit = min(self.per_workspace, self.settings["retrieval.confident_needed"])
-        values = {"query_vector": vector, "row_limit": limit, "name_keys": name_keys(self.q.text)}
-        rows = self.run_stage("participant", ws, bands, values, self.model)
-        return [self.candidate(r, False) for r in rows], None
+        counts as confident. The query's vector is asked for only once the stage's own query
+        without it (no order, one row) finds a window open to this search."""
+        if self.model["id"] is None:
+            return [], "no embeddings stored yet"
+        named = name_keys(self.q.text)
+        probe = {"query_vector": None, "row_limit": 1, "name_keys": named}
+        if ws in self.participant_workspaces() and self.run_stage(
+            "participant", ws, bands, probe, self.model
+        ):
+            vector, why = self.query_vector()
+            if vector is None:
+                return [], why
+            limit = min(self.per_workspace, self.settings["retrieval.confident_needed"])
+            values = {"query_vector": vector, "row_limit": limit, "name_keys": named}
+            rows = self.run_stage("participant", ws, bands, values, self.model)
+            return [self.candidate(r, False) for r in rows], None
+        # the same whether the question names no one or only people whose windows this search
+        # leaves closed: neither the report nor the vector's fetch tells anything withheld
+        return [], "no window open to this search of a person the question names"
 
     def semantic_rows(self, ws, bands):
         """The semantic stage: chunks by similarity from retrieval.semantic_min_similarity,

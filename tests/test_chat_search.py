@@ -215,7 +215,7 @@ def test_a_question_naming_a_participant_looks_in_their_windows_by_meaning(corpu
         assert stages["participant"] == {
             "stage": "participant",
             "ran": False,
-            "skipped": "the question names no participant of this workspace",
+            "skipped": "no window open to this search of a person the question names",
         }, query
 
 

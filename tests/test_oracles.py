@@ -28,6 +28,10 @@ COMMON = ["harbour", "lantern", "orchard", "kettle", "ferry", "violin", "quarry"
 #: The probes: words only the first corpus's charged notes hold, only the second's, and both's.
 FIRST_ONLY = ["xylophone", "glacier", "saffron"]
 SECOND_ONLY = ["hospice", "nurses", "chapel"]
+#: A person only the first corpus's charged notes name: known to its graph only from withheld
+#: material, and nowhere in the second's (a word of the same length in its place).
+HIDDEN_PERSON = "Quill"
+SECRETS = ([*FIRST_ONLY, HIDDEN_PERSON], [*SECOND_ONLY, "bells"])
 
 
 def _note(front: dict, body: str) -> str:
@@ -83,12 +87,11 @@ def twins(request, cfg, template_db, tmp_path_factory) -> Iterator[tuple[Databas
     before the notes come in, or only after (its chunks charged in place, exo_private.remark_charged)."""
     seed, when = request.param
     # the same length of secret in both: the same chunks, at the same ids
-    secrets = [FIRST_ONLY, SECOND_ONLY]
     with (
         cloned_database(cfg, template_db, "exo_twin") as first,
         cloned_database(cfg, template_db, "exo_twin") as second,
     ):
-        for db, secret in zip((first, second), secrets, strict=True):
+        for db, secret in zip((first, second), SECRETS, strict=True):
             root = tmp_path_factory.mktemp(f"corpus{seed}")
             _corpus(root, seed, secret)
             with db.connect() as conn:
@@ -109,7 +112,7 @@ def twins(request, cfg, template_db, tmp_path_factory) -> Iterator[tuple[Databas
                                  for o in observed]),),
                 )  # fmt: skip
             pipeline.ingest(cfg, root, dbname=db.name)
-            _extract(db, related=secret is FIRST_ONLY)
+            _extract(db, related=secret is SECRETS[0])
             if when == "deferred after the ingest":
                 with db.connect() as conn:
                     assert conn.execute(
@@ -121,7 +124,8 @@ def twins(request, cfg, template_db, tmp_path_factory) -> Iterator[tuple[Databas
 
 def _extract(db: Database, related: bool) -> None:
     """The graph a model would leave: each person where named; from the first corpus's charged
-    note (its text differs) also a relation between them, which the second's does not give."""
+    notes (their text differs) also a relation between them and HIDDEN_PERSON, which the second's
+    do not give."""
     with db.connect("exo_writer") as conn:
         windows = conn.execute(
             "select w.id, d.path from exo_private.extraction_windows w"
@@ -132,6 +136,9 @@ def _extract(db: Database, related: bool) -> None:
             relations = [rel(*PEOPLE[:1], "knows", PEOPLE[1])] if related and path == "charged1.md" else []
             if named:
                 merge(conn, window, [person(p) for p in named], relations)
+        if related:  # last, so the entities both memories share keep the same ids
+            window = next(w for w, path in windows if path == "charged0.md")
+            merge(conn, window, [person(p) for p in [*PEOPLE, HIDDEN_PERSON]])
 
 
 def _strip(value):
@@ -181,6 +188,15 @@ QUERIES = [
 def test_what_withheld_material_says_changes_no_answer(twins, query):
     first, second = twins
     assert _answers(first, query, []) == _answers(second, query, [])
+
+
+def test_a_person_known_only_from_withheld_material_changes_no_search(twins):
+    """A question naming them is searched as one naming no one (the participant stage skipped
+    alike); only exo.search_entities' hint says withheld material names such an entity, as it
+    should."""
+    first, second = (_answers(db, HIDDEN_PERSON, []) for db in twins)
+    assert first.pop("entities") != second.pop("entities") == []
+    assert first == second
 
 
 def test_bridged_the_two_memories_differ(twins):

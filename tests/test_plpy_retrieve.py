@@ -107,13 +107,16 @@ class FakePlpy:
     """Answers retrieve's statements from canned chunks; `hits[(stage, workspace)]` lists
     (chunk_id, score) a stage finds, filtered by the bands the search opened."""
 
-    def __init__(self, chunks, hits, settings=None, signal=None, deferred=(), entities=(), model=True):
+    def __init__(
+        self, chunks, hits, settings=None, signal=None, deferred=(), entities=(), model=True, named=()
+    ):
         self.chunks = {c["chunk_id"]: c for c in chunks}
         self.hits = hits
         self.settings = dict(SETTINGS, **(settings or {}))
         self.signal = signal or NO_SIGNAL
         self.deferred = list(deferred)
         self.entities = list(entities)
+        self.named = set(named)  # the workspaces where the question names a person (participant stage)
         self.model = model
         self.similarity = {}
         self.statements = []
@@ -151,6 +154,8 @@ class FakePlpy:
             return [{"s": json.dumps(self.signal)}]
         if "deferred_subjects" in text:
             return self.deferred
+        if "e.type = 'Person'" in text:
+            return [{"workspace": w} for w in sorted(self.named) if w in args[0]]
         if "from exo_private.entities" in text:
             return [e for e in self.entities if e["canonical_key"] in args[0] and e["workspace"] in args[1]]
         if "entity_only_archival" in text:
@@ -278,6 +283,40 @@ def test_every_workspace_runs_the_stages_before_its_vector_stage_while_the_vecto
     for ws in ("technical", "creative"):
         assert [s for s, w in ran if w == ws] == [s for s, w in in_turn if w == ws]
     assert [r["chunk_id"] for r in found["results"]] == [r["chunk_id"] for r in found_given["results"]]
+
+
+def test_a_person_whose_windows_are_all_closed_is_searched_as_one_named_by_no_one(embedder):
+    """The participant stage asks for the query's vector only once its own query without it finds
+    a window open to the search: the report and the fetch are the same when the question names no
+    one and when it names someone whose every window the search leaves closed."""
+    settings = {
+        "retrieval.stages": ["exact", "participant", "lexical"],
+        "retrieval.rerank_order": ["deterministic"],
+    }
+    hits = {("lexical", "technical"): [(1, 5.0)]}
+
+    def participant(named, windows):
+        embedder.update(calls=0, reads=0, open=0)
+        plpy = FakePlpy(
+            CORPUS, hits | {("participant", "technical"): windows}, settings=settings, named=named
+        )
+        found = search(plpy, "Did Iris mention postgres replication?")
+        stages = {e["stage"]: e for e in found["report"]["workspaces"]["technical"]["stages"]}
+        return stages["participant"], embedder["reads"], "query_embedding" in found["report"]
+
+    nobody = participant(named=(), windows=[])
+    assert nobody == (
+        {
+            "stage": "participant",
+            "ran": False,
+            "skipped": "no window open to this search of a person the question names",
+        },
+        0,
+        False,
+    )
+    assert participant(named={"technical"}, windows=[]) == nobody  # every window closed
+    entry, reads, fetched = participant(named={"technical"}, windows=[(2, 0.4)])
+    assert (entry["ran"], entry["found"], reads, fetched) == (True, 1, 1, True)
 
 
 def test_an_error_mid_search_still_gives_the_request_up(embedder):
