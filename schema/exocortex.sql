@@ -38801,7 +38801,8 @@ and its answer read when a stage first needs the vector (model_client.EmbeddingC
 model embeds while the stages that need no vector run; the wait asks for the statement's
 interrupts, so a cancelled statement ends it at once. close() gives up an answer not read, on
 every path out. The vector is kept for the session (question_vector.keep_vector) for the packet
-built on the search.
+built on the search. The report's timings: embed_query from the request to the answer read,
+embed_query_wait what of it the search spent waiting.
 """
 
 import time
