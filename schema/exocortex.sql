@@ -40052,7 +40052,7 @@ class StageSearch:
         self.embedding = embedding
         self.report = report
         self.details = {}
-        self.named_in = None  # participant_workspaces, asked once
+        self.participant_probes = {}  # participant_open's answers, by workspace and bands
         # identifiers of the question that more passages of a workspace hold than a pool needs
         self.common_idents = set()
         self.thresholds = {
@@ -40264,45 +40264,30 @@ class StageSearch:
             return None, "query embedding unavailable ({})".format(self.embedding.error["error_class"])
         return vector, None
 
-    def participant_workspaces(self):
-        """The workspaces in which the question names a person other than the owner, by name or
-        first name (the participant stage's own test, asked once for every workspace): elsewhere
-        the stage has nothing to look in and needs no query vector."""
-        if self.named_in is None:
-            self.named_in = {
-                r["workspace"]
-                for r in self.db.run(
-                    "named_participants",
-                    "select distinct e.workspace from exo_private.entities e"
-                    " where e.workspace = any ($1) and e.type = 'Person'"
-                    "   and (e.canonical_key = any ($2)"
-                    "        or pg_catalog.split_part(e.canonical_key, ' ', 1) = any ($2))"
-                    "   and e.canonical_key is distinct from"
-                    "       (select p.entity_key from exo_private.people p where p.is_owner)",
-                    ["text[]", "text[]"],
-                    [self.chosen, name_keys(self.q.text)],
-                )
-            }
-        return self.named_in
+    def participant_open(self, ws, bands):
+        """Whether the participant stage finds a window open to this search in `ws` of a person
+        the question names: the stage's own query without the vector (one row, no order), asked
+        once per workspace and bands. Where it finds none the stage needs no vector."""
+        key = (ws, tuple(bands))
+        if key not in self.participant_probes:
+            probe = {"query_vector": None, "row_limit": 1, "name_keys": name_keys(self.q.text)}
+            self.participant_probes[key] = bool(self.run_stage("participant", ws, bands, probe, self.model))
+        return self.participant_probes[key]
 
     def participant_rows(self, ws, bands):
         """The participant stage: the windows of the people the query names, by similarity. As
         many as a confident pool needs, not the whole room: BM25 and the other stages still look
         everywhere. A window of the person named is where to look, not an answer, so none of them
-        counts as confident. The query's vector is asked for only once the stage's own query
-        without it (no order, one row) finds a window open to this search."""
+        counts as confident. The query's vector is asked for only where participant_open finds a
+        window."""
         if self.model["id"] is None:
             return [], "no embeddings stored yet"
-        named = name_keys(self.q.text)
-        probe = {"query_vector": None, "row_limit": 1, "name_keys": named}
-        if ws in self.participant_workspaces() and self.run_stage(
-            "participant", ws, bands, probe, self.model
-        ):
+        if self.participant_open(ws, bands):
             vector, why = self.query_vector()
             if vector is None:
                 return [], why
             limit = min(self.per_workspace, self.settings["retrieval.confident_needed"])
-            values = {"query_vector": vector, "row_limit": limit, "name_keys": named}
+            values = {"query_vector": vector, "row_limit": limit, "name_keys": name_keys(self.q.text)}
             rows = self.run_stage("participant", ws, bands, values, self.model)
             return [self.candidate(r, False) for r in rows], None
         # the same whether the question names no one or only people whose windows this search
@@ -40515,17 +40500,19 @@ class StageSearch:
         done = [0] * len(pools)
         for may_wait in (False, True):
             for i, pool in enumerate(pools):
-                while done[i] < len(order) and (may_wait or not self.waits(order[done[i]], pool.workspace)):
+                while done[i] < len(order) and (
+                    may_wait or not self.waits(order[done[i]], pool.workspace, bands)
+                ):
                     pool.stages.append(self.stage_entry(pool, order[done[i]], bands))
                     done[i] += 1
         return pools
 
-    def waits(self, stage, ws):
+    def waits(self, stage, ws, bands):
         """Whether the stage would wait in `ws` for a query vector still being computed."""
         if not self.embedding.in_flight():
             return False
         if stage == "participant":
-            return ws in self.participant_workspaces()
+            return self.participant_open(ws, bands)
         return stage in ("semantic", "personal")
 
     def stage_entry(self, pool, stage, bands):

@@ -107,16 +107,13 @@ class FakePlpy:
     """Answers retrieve's statements from canned chunks; `hits[(stage, workspace)]` lists
     (chunk_id, score) a stage finds, filtered by the bands the search opened."""
 
-    def __init__(
-        self, chunks, hits, settings=None, signal=None, deferred=(), entities=(), model=True, named=()
-    ):
+    def __init__(self, chunks, hits, settings=None, signal=None, deferred=(), entities=(), model=True):
         self.chunks = {c["chunk_id"]: c for c in chunks}
         self.hits = hits
         self.settings = dict(SETTINGS, **(settings or {}))
         self.signal = signal or NO_SIGNAL
         self.deferred = list(deferred)
         self.entities = list(entities)
-        self.named = set(named)  # the workspaces where the question names a person (participant stage)
         self.model = model
         self.similarity = {}
         self.statements = []
@@ -154,8 +151,6 @@ class FakePlpy:
             return [{"s": json.dumps(self.signal)}]
         if "deferred_subjects" in text:
             return self.deferred
-        if "e.type = 'Person'" in text:
-            return [{"workspace": w} for w in sorted(self.named) if w in args[0]]
         if "from exo_private.entities" in text:
             return [e for e in self.entities if e["canonical_key"] in args[0] and e["workspace"] in args[1]]
         if "entity_only_archival" in text:
@@ -295,16 +290,14 @@ def test_a_person_whose_windows_are_all_closed_is_searched_as_one_named_by_no_on
     }
     hits = {("lexical", "technical"): [(1, 5.0)]}
 
-    def participant(named, windows):
+    def participant(windows):
         embedder.update(calls=0, reads=0, open=0)
-        plpy = FakePlpy(
-            CORPUS, hits | {("participant", "technical"): windows}, settings=settings, named=named
-        )
+        plpy = FakePlpy(CORPUS, hits | {("participant", "technical"): windows}, settings=settings)
         found = search(plpy, "Did Iris mention postgres replication?")
         stages = {e["stage"]: e for e in found["report"]["workspaces"]["technical"]["stages"]}
         return stages["participant"], embedder["reads"], "query_embedding" in found["report"]
 
-    nobody = participant(named=(), windows=[])
+    nobody = participant(windows=[])
     assert nobody == (
         {
             "stage": "participant",
@@ -314,8 +307,8 @@ def test_a_person_whose_windows_are_all_closed_is_searched_as_one_named_by_no_on
         0,
         False,
     )
-    assert participant(named={"technical"}, windows=[]) == nobody  # every window closed
-    entry, reads, fetched = participant(named={"technical"}, windows=[(2, 0.4)])
+    assert participant(windows=[(4, 0.4)]) == nobody  # an archival window, closed to this search
+    entry, reads, fetched = participant(windows=[(2, 0.4)])
     assert (entry["ran"], entry["found"], reads, fetched) == (True, 1, 1, True)
 
 
