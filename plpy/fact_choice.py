@@ -27,13 +27,8 @@ stay as hints whatever the question. Words are compared by stem() ("live", "live
 Meaning needs the embeddings endpoint; without it the other rules still choose.
 """
 
-import math
 import re
-import time
 
-from budget import allow
-from model_client import Endpoint, ModelError, embed
-from question_vector import kept_vector
 from search import STOPWORDS, answering_line, chat_start, content_words, query_words, stem
 
 # Words that ask about a subject as a whole rather than one thing of it.
@@ -43,9 +38,6 @@ ASKING = frozenset(
 )
 FACT_MARGIN = 0.1
 """A line found by meaning is within this of the most similar line's similarity."""
-MAX_CACHED_VECTORS = 5000
-RETRY_AFTER_S = 60.0
-"""How long a session leaves the embeddings endpoint alone after a failed call."""
 
 
 def word_stems(text):
@@ -249,47 +241,3 @@ def stated_by(passages, own, words):
             if (stems := word_stems(line)) & asked
         ),
     )
-
-
-def embedding_meaning(setting, timeout_s, calls_per_minute, store, cache):
-    """meaning(query, texts) for facts_about: cosine similarities by the embeddings endpoint of
-    `setting` (a models.embeddings value), one call for the texts not in `cache` (a dict kept
-    for the session), within the session's "embed" budget (`store`, the session's GD, which also
-    keeps the search's vector of the question: question_vector.kept_vector, so a packet embeds its
-    question once); None when the call fails or the budget is spent (the packet then chooses by
-    words and evidence). After a failed call the endpoint is not asked again for RETRY_AFTER_S: a
-    hanging server costs one timeout a minute, not one a packet."""
-
-    def meaning(query, texts):
-        model = setting.get("model")
-        known = {t: cache[(model, t)] for t in texts if (model, t) in cache}
-        asked = cache.get((model, query)) or kept_vector(store, model, query)
-        missing = [t for t in dict.fromkeys(texts if asked else [query, *texts]) if t not in known]
-        if missing:
-            if time.monotonic() < cache.get("failed_until", 0.0):
-                return None
-            try:
-                endpoint = Endpoint.from_setting(dict(setting, timeout_s=timeout_s or 3))
-            except ValueError:
-                return None  # no endpoint configured: nothing to ask
-            if not allow(store, "embed", calls_per_minute):
-                return None
-            try:
-                vectors = embed(endpoint, missing)
-            except (ModelError, ValueError):
-                cache["failed_until"] = time.monotonic() + RETRY_AFTER_S
-                return None
-            if len(cache) + len(missing) > MAX_CACHED_VECTORS:
-                cache.clear()
-            fetched = dict(zip(missing, vectors, strict=True))
-            cache.update({(model, t): v for t, v in fetched.items()})
-            known.update(fetched)
-            asked = asked or fetched[query]
-        return [cosine(asked, known[t]) for t in texts]
-
-    return meaning
-
-
-def cosine(a, b):
-    norm = math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
-    return sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0

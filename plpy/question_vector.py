@@ -1,6 +1,6 @@
 """The question's vector kept for the session (stdlib only): the search
 (query_embedding.QueryEmbedding) keeps the vector it embedded or was given, and the packet built
-on that search (fact_choice.embedding_meaning) compares the question with its facts by it instead
+on that search (meaning.embedding_meaning) compares the question with its facts by it instead
 of embedding the question a second time."""
 
 import json

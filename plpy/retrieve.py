@@ -14,6 +14,7 @@ import json
 import time
 
 from changes import asks_now, stated
+from meaning import embedding_meaning
 from months import MONTHS
 from query_analysis import Question, active_model, choose_workspaces, elapsed_ms, load_settings
 from query_embedding import QueryEmbedding
@@ -27,6 +28,7 @@ from search import (
     asks_present,
     citation,
     deterministic_relevance,
+    document_sentences,
     hints,
     named_days,
     rank,
@@ -205,6 +207,27 @@ def add_message_similarity(db, results, embedding, model, report):
         c["chat"] = dict(c["chat"], similarity=[sims.get(m) for m in c["chat"]["message_ids"]])
 
 
+def nearest_sentence(question, candidates, embedding, settings, report, SD, GD):
+    """The greatest similarity in meaning of a sentence of the `candidates` to the question
+    (search.document_sentences, embedded in one call and kept for the session), or None: a chat
+    window among them, no sentence, no query vector, or the endpoint failing or over the
+    session's budget; none without stored vectors (no embedding model in use)."""
+    sentences = document_sentences(candidates)
+    if not sentences or embedding.model["id"] is None or embedding.vector(report) is None:
+        return None
+    t = time.monotonic()
+    meaning = embedding_meaning(
+        settings["models.embeddings"] or {},
+        settings["retrieval.embed_timeout_s"],
+        settings.get("reader.embed_calls_per_minute", 120),
+        GD,
+        SD.setdefault("sentence_vectors", {}),
+    )
+    similarities = meaning(question, sentences)
+    report["timings_ms"]["embed_sentences"] = elapsed_ms(t)
+    return max(similarities) if similarities else None
+
+
 def result_row(n, c):
     """One result: what exo.search shows, the chat details of a chat chunk (the packet's citation
     and excerpt), the title BM25 read with it (document_title: a conversation's own, none where
@@ -345,6 +368,10 @@ def run(
             names_known=any(q.entities.values()),
             far=settings["packet.answer_far_similarity"],
             names_written=bool(written_names(q.text)),
+            sentence_far=settings["packet.answer_far_sentence_similarity"],
+            nearest_sentence=lambda: nearest_sentence(
+                q.text, ranked[: settings["packet.max_chunks"]], embedding, settings, report, SD, GD
+            ),
         )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}

@@ -398,6 +398,11 @@ FAR_WORDS = 3
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
+# The sentences the nearest-sentence rule embeds at most (about 4 ms each on two cores, MiniLM),
+# and the fewest words of one it counts (a heading or a list item of a word or two is no answer).
+NEAREST_SENTENCES = 40
+SENTENCE_WORDS = 4
+
 
 # The words that may open a question's last noun phrase, and those after which a determiner opens
 # the subject of a do-question or a modal one ("Where does my book club meet?"), not its end.
@@ -443,6 +448,8 @@ def answer_check(
     names_known=False,
     far=0.0,
     names_written=False,
+    sentence_far=0.0,
+    nearest_sentence=None,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
     what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
@@ -462,7 +469,15 @@ def answer_check(
     of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
-    does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
+    its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    one when no sentence of the passages a packet shows comes within `sentence_far` of it
+    (nearest_sentence() -> the greatest similarity, or None when it cannot be had, as where one
+    is a chat window: a reply is often far from the question it answers, "about ten years now"):
+    a passage on the memory's subject shares a question's words without saying what it asks ("How
+    do I convert a string to all lowercase or capital letters?" of a memory of Debian's FAQs
+    without sed's), while a sentence that answers comes close where its passage, holding other
+    answers too, does not."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -502,7 +517,40 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
+    if (
+        nearest_sentence is not None
+        and sentence_far > 0
+        and len(uses) >= FAR_WORDS
+        and not (names_known or names_written)
+    ):
+        nearest = nearest_sentence()
+        if nearest is not None:
+            check["nearest_sentence"] = round(nearest, 3)
+            if nearest < sentence_far:
+                return dict(
+                    check,
+                    found=False,
+                    why=f"no sentence of the passages comes within {sentence_far} of the question in meaning",
+                )
     return dict(check, found=True, why="the memory uses the question's words")
+
+
+def document_sentences(candidates):
+    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates, in their
+    order, each once, at most NEAREST_SENTENCES: what the nearest-sentence rule of answer_check
+    embeds. None where a candidate is a chat window (the rule is for documents)."""
+    if any(c.get("chat") for c in candidates):
+        return None
+    seen = []
+    for c in candidates:
+        body = c["body"]
+        for a, b in sentence_spans(body):
+            sentence = " ".join(body[a:b].split())
+            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen:
+                seen.append(sentence)
+                if len(seen) == NEAREST_SENTENCES:
+                    return seen
+    return seen
 
 
 def word_weight(chunks_holding):

@@ -510,7 +510,7 @@ def _without(sentence, names):
 def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
     """The Timeline section of a packet for an aggregate question and what it computed, or ("",
     None) for any other question. db: run(name, sql, types, args) -> rows (plpy's); meaning:
-    (text, texts) -> cosine similarities by the embeddings (fact_choice.embedding_meaning), or
+    (text, texts) -> cosine similarities by the embeddings (meaning.embedding_meaning), or
     None; near: how similar an activity's name must be to a kind asked of ("what exercise")."""
     reading = Reading(query, report)
     if reading.kind is None:

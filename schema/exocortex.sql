@@ -4561,6 +4561,11 @@ FAR_WORDS = 3
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
+# The sentences the nearest-sentence rule embeds at most (about 4 ms each on two cores, MiniLM),
+# and the fewest words of one it counts (a heading or a list item of a word or two is no answer).
+NEAREST_SENTENCES = 40
+SENTENCE_WORDS = 4
+
 # The words that may open a question's last noun phrase, and those after which a determiner opens
 # the subject of a do-question or a modal one ("Where does my book club meet?"), not its end.
 _DETERMINERS = frozenset(
@@ -4603,6 +4608,8 @@ def answer_check(
     names_known=False,
     far=0.0,
     names_written=False,
+    sentence_far=0.0,
+    nearest_sentence=None,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
     what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
@@ -4622,7 +4629,15 @@ def answer_check(
     of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
-    does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
+    its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    one when no sentence of the passages a packet shows comes within `sentence_far` of it
+    (nearest_sentence() -> the greatest similarity, or None when it cannot be had, as where one
+    is a chat window: a reply is often far from the question it answers, "about ten years now"):
+    a passage on the memory's subject shares a question's words without saying what it asks ("How
+    do I convert a string to all lowercase or capital letters?" of a memory of Debian's FAQs
+    without sed's), while a sentence that answers comes close where its passage, holding other
+    answers too, does not."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -4662,7 +4677,39 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
+    if (
+        nearest_sentence is not None
+        and sentence_far > 0
+        and len(uses) >= FAR_WORDS
+        and not (names_known or names_written)
+    ):
+        nearest = nearest_sentence()
+        if nearest is not None:
+            check["nearest_sentence"] = round(nearest, 3)
+            if nearest < sentence_far:
+                return dict(
+                    check,
+                    found=False,
+                    why=f"no sentence of the passages comes within {sentence_far} of the question in meaning",
+                )
     return dict(check, found=True, why="the memory uses the question's words")
+
+def document_sentences(candidates):
+    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates, in their
+    order, each once, at most NEAREST_SENTENCES: what the nearest-sentence rule of answer_check
+    embeds. None where a candidate is a chat window (the rule is for documents)."""
+    if any(c.get("chat") for c in candidates):
+        return None
+    seen = []
+    for c in candidates:
+        body = c["body"]
+        for a, b in sentence_spans(body):
+            sentence = " ".join(body[a:b].split())
+            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen:
+                seen.append(sentence)
+                if len(seen) == NEAREST_SENTENCES:
+                    return seen
+    return seen
 
 def word_weight(chunks_holding):
     """How much a question word says of what it asks about, by how few chunks hold it (counted up
@@ -7350,6 +7397,11 @@ FAR_WORDS = 3
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
+# The sentences the nearest-sentence rule embeds at most (about 4 ms each on two cores, MiniLM),
+# and the fewest words of one it counts (a heading or a list item of a word or two is no answer).
+NEAREST_SENTENCES = 40
+SENTENCE_WORDS = 4
+
 # The words that may open a question's last noun phrase, and those after which a determiner opens
 # the subject of a do-question or a modal one ("Where does my book club meet?"), not its end.
 _DETERMINERS = frozenset(
@@ -7392,6 +7444,8 @@ def answer_check(
     names_known=False,
     far=0.0,
     names_written=False,
+    sentence_far=0.0,
+    nearest_sentence=None,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
     what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
@@ -7411,7 +7465,15 @@ def answer_check(
     of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
-    does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
+    its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    one when no sentence of the passages a packet shows comes within `sentence_far` of it
+    (nearest_sentence() -> the greatest similarity, or None when it cannot be had, as where one
+    is a chat window: a reply is often far from the question it answers, "about ten years now"):
+    a passage on the memory's subject shares a question's words without saying what it asks ("How
+    do I convert a string to all lowercase or capital letters?" of a memory of Debian's FAQs
+    without sed's), while a sentence that answers comes close where its passage, holding other
+    answers too, does not."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -7451,7 +7513,39 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
+    if (
+        nearest_sentence is not None
+        and sentence_far > 0
+        and len(uses) >= FAR_WORDS
+        and not (names_known or names_written)
+    ):
+        nearest = nearest_sentence()
+        if nearest is not None:
+            check["nearest_sentence"] = round(nearest, 3)
+            if nearest < sentence_far:
+                return dict(
+                    check,
+                    found=False,
+                    why=f"no sentence of the passages comes within {sentence_far} of the question in meaning",
+                )
     return dict(check, found=True, why="the memory uses the question's words")
+
+def document_sentences(candidates):
+    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates, in their
+    order, each once, at most NEAREST_SENTENCES: what the nearest-sentence rule of answer_check
+    embeds. None where a candidate is a chat window (the rule is for documents)."""
+    if any(c.get("chat") for c in candidates):
+        return None
+    seen = []
+    for c in candidates:
+        body = c["body"]
+        for a, b in sentence_spans(body):
+            sentence = " ".join(body[a:b].split())
+            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen:
+                seen.append(sentence)
+                if len(seen) == NEAREST_SENTENCES:
+                    return seen
+    return seen
 
 def word_weight(chunks_holding):
     """How much a question word says of what it asks about, by how few chunks hold it (counted up
@@ -9474,6 +9568,11 @@ FAR_WORDS = 3
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
+# The sentences the nearest-sentence rule embeds at most (about 4 ms each on two cores, MiniLM),
+# and the fewest words of one it counts (a heading or a list item of a word or two is no answer).
+NEAREST_SENTENCES = 40
+SENTENCE_WORDS = 4
+
 # The words that may open a question's last noun phrase, and those after which a determiner opens
 # the subject of a do-question or a modal one ("Where does my book club meet?"), not its end.
 _DETERMINERS = frozenset(
@@ -9516,6 +9615,8 @@ def answer_check(
     names_known=False,
     far=0.0,
     names_written=False,
+    sentence_far=0.0,
+    nearest_sentence=None,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
     what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
@@ -9535,7 +9636,15 @@ def answer_check(
     of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
-    does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
+    its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    one when no sentence of the passages a packet shows comes within `sentence_far` of it
+    (nearest_sentence() -> the greatest similarity, or None when it cannot be had, as where one
+    is a chat window: a reply is often far from the question it answers, "about ten years now"):
+    a passage on the memory's subject shares a question's words without saying what it asks ("How
+    do I convert a string to all lowercase or capital letters?" of a memory of Debian's FAQs
+    without sed's), while a sentence that answers comes close where its passage, holding other
+    answers too, does not."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -9575,7 +9684,39 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
+    if (
+        nearest_sentence is not None
+        and sentence_far > 0
+        and len(uses) >= FAR_WORDS
+        and not (names_known or names_written)
+    ):
+        nearest = nearest_sentence()
+        if nearest is not None:
+            check["nearest_sentence"] = round(nearest, 3)
+            if nearest < sentence_far:
+                return dict(
+                    check,
+                    found=False,
+                    why=f"no sentence of the passages comes within {sentence_far} of the question in meaning",
+                )
     return dict(check, found=True, why="the memory uses the question's words")
+
+def document_sentences(candidates):
+    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates, in their
+    order, each once, at most NEAREST_SENTENCES: what the nearest-sentence rule of answer_check
+    embeds. None where a candidate is a chat window (the rule is for documents)."""
+    if any(c.get("chat") for c in candidates):
+        return None
+    seen = []
+    for c in candidates:
+        body = c["body"]
+        for a, b in sentence_spans(body):
+            sentence = " ".join(body[a:b].split())
+            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen:
+                seen.append(sentence)
+                if len(seen) == NEAREST_SENTENCES:
+                    return seen
+    return seen
 
 def word_weight(chunks_holding):
     """How much a question word says of what it asks about, by how few chunks hold it (counted up
@@ -11171,775 +11312,8 @@ stay as hints whatever the question. Words are compared by stem() ("live", "live
 Meaning needs the embeddings endpoint; without it the other rules still choose.
 """
 
-import math
 import re
-import time
 
-"""A per-session call budget for model endpoints the reader can reach (stdlib only).
-
-Inlined into plpython3u functions (`# exo:include budget`). The store is plpython's
-GD, a dict that lives as long as the database session and is shared by every
-plpython function in it, so one budget covers `exo.embed_query` and the search's own
-model calls alike. A sliding window: at most `limit` calls in any `window_s` seconds.
-"""
-
-import time
-
-def allow(store, key, limit, window_s=60.0, now=None):
-    """Whether one more call of kind `key` fits the budget; counts it when it does.
-
-    `limit` <= 0 refuses every call (an owner can switch a path off)."""
-    now = time.monotonic() if now is None else now
-    calls = store.setdefault("exo_budget", {}).setdefault(key, [])
-    while calls and calls[0] <= now - window_s:
-        calls.pop(0)
-    if len(calls) >= limit:
-        return False
-    calls.append(now)
-    return True
-"""The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings,
-and llama.cpp's /v1/rerank (query + documents -> one relevance score per document).
-
-Standard library only and free of exocortex imports, so the same file can be
-inlined into a plpython3u function body. Every failure is a ModelError whose
-``error_class`` the worker records and decides retries on; this module never
-retries.
-
-    endpoint_down   connection refused or reset, unknown host, TLS failure
-    timeout         no answer within the endpoint's timeout_s
-    http_5xx        the server answered 5xx (ServerError.status)
-    http_4xx        the server rejected the request (ClientError.status, its message)
-    bad_response    a 2xx body that is not JSON or lacks the expected fields
-    cancelled       the caller gave the call up from another thread (Cancel)
-
-A setting may name ``api_key_env``: the environment variable of the calling process (the
-worker, the CLI, or the database server for calls made in SQL) whose value is sent as
-``Authorization: Bearer``. The key itself is never stored in a setting.
-
-Every call made inside PostgreSQL (PL/Python) on the server process's own thread asks for the
-statement's interrupts every POLL_S while it connects, sends and waits for and reads its answer
-(statement_check, _Call), so a cancelled or timed-out statement ends within a quarter second
-whatever the endpoint does (drops packets, never answers, trickles); the database's error goes
-up, not a ModelError. A call on a thread of its own is cut off from the
-server's thread instead (Cancel.join).
-"""
-
-import contextlib
-import errno
-import http.client
-import io
-import ipaddress
-import json
-import math
-import os
-import select
-import socket
-import ssl
-import sys
-import threading
-import time
-import urllib.error
-import urllib.parse
-import urllib.request
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Any
-
-DEFAULT_TIMEOUT_S = 30.0
-#: How often a call that waits for its answer asks its check (Cancel.check, else statement_check)
-#: whether to go on.
-POLL_S = 0.25
-#: How long Cancel.join waits for a thread whose calls it has just cut off.
-JOIN_AFTER_CANCEL_S = 1.0
-_READ_CHUNK = 64 * 1024
-
-class ModelError(Exception):
-    """A model call failed; ``error_class`` says how."""
-
-    error_class = "model_error"
-
-    def __init__(self, message: str, url: str | None = None):
-        super().__init__(message)
-        self.url = url
-
-class EndpointDown(ModelError):
-    error_class = "endpoint_down"
-
-class Timeout(ModelError):
-    error_class = "timeout"
-
-class BadResponse(ModelError):
-    error_class = "bad_response"
-
-class _HTTPStatusError(ModelError):
-    def __init__(self, message: str, url: str | None = None, status: int = 0):
-        super().__init__(message, url)
-        self.status = status
-
-class ServerError(_HTTPStatusError):
-    error_class = "http_5xx"
-
-class ClientError(_HTTPStatusError):
-    error_class = "http_4xx"
-
-class Cancelled(ModelError):
-    """The caller gave the call up (Cancel.cancel) before it was answered."""
-
-    error_class = "cancelled"
-
-class Cancel:
-    """Cuts short, from another thread, the calls made through endpoints that carry it
-    (Endpoint.cancel): cancel() shuts their connections down, so each raises Cancelled at once
-    and the server sees its client gone (llama-server then stops generating); a call begun
-    after it raises Cancelled without connecting.
-
-    `check`, when given, is asked every POLL_S while a call connects, sends or waits for its
-    answer (in place of statement_check), and whatever it raises ends the call and closes its
-    connection."""
-
-    def __init__(self, check: Callable[[], object] | None = None) -> None:
-        self._lock = threading.Lock()
-        self._sockets: list[socket.socket] = []
-        self.cancelled = False
-        self.check = check
-
-    def cancel(self) -> int:
-        """Cut the calls in flight off; returns how many connections were open."""
-        with self._lock:
-            self.cancelled = True
-            sockets = [s for s in self._sockets if s.fileno() != -1]
-            self._sockets.clear()
-        for sock in sockets:
-            _shut_down(sock)
-        return len(sockets)
-
-    def track(self, sock: socket.socket) -> None:
-        """A call's connection is open: cancel() shuts it down (at once when cancelled already)."""
-        with self._lock:
-            if not self.cancelled:
-                self._sockets = [s for s in self._sockets if s.fileno() != -1 and s is not sock] + [sock]
-                return
-        _shut_down(sock)
-
-    def join(self, thread: threading.Thread, timeout: float) -> None:
-        """Wait at most `timeout` for `thread`, whose calls go through this Cancel, asking the
-        check (or statement_check) every POLL_S; whatever it raises cuts the thread's calls off
-        and goes up once the thread has ended."""
-        check = self.check or statement_check()
-        deadline = time.monotonic() + timeout
-        try:
-            while thread.is_alive() and time.monotonic() < deadline:
-                thread.join(POLL_S)
-                if check is not None and thread.is_alive():
-                    check()
-        except BaseException:
-            self.cancel()
-            thread.join(JOIN_AFTER_CANCEL_S)
-            raise
-
-def statement_check() -> Callable[[], object] | None:
-    """What a call made inside PostgreSQL asks while it waits, so that a statement's cancel
-    (pg_cancel_backend, statement_timeout, the reader watchdog) or the backend's termination
-    ends it within POLL_S: an SPI call, which lets them through where a read blocked in Python
-    never would. None outside the database (no plpy module: the worker, the CLI) and on any
-    thread but the server process's own (SPI is not thread-safe: such a call is cut off from
-    the server's thread instead, Cancel.join)."""
-    plpy = sys.modules.get("plpy")
-    if not hasattr(plpy, "execute") or threading.current_thread() is not threading.main_thread():
-        return None
-    return lambda: plpy.execute("select pg_catalog.pg_sleep(0)")
-
-class _Call:
-    """What one request's connection waits under: the call's deadline, its Cancel and its check.
-    Every wait (connecting, sending, each read of the answer) is a select of at most POLL_S, so a
-    host that drops packets, never answers or trickles a byte at a time holds the call no longer
-    than its deadline, its Cancel or (asked at least every POLL_S) its check allow."""
-
-    def __init__(self, timeout_s: float, cancel: Cancel | None, check: Callable[[], object] | None) -> None:
-        self.deadline = time.monotonic() + timeout_s
-        self.cancel = cancel
-        self.check = check
-        self._next_check = time.monotonic() + POLL_S
-
-    def wait(self, sock: socket.socket, *, write: bool = False) -> None:
-        """Until sock can be written (write) or read; TimeoutError past the deadline, an OSError
-        once cancelled, whatever the check raises."""
-        while True:
-            now = time.monotonic()
-            if self.cancel is not None and self.cancel.cancelled:
-                raise ConnectionAbortedError("the call was given up")
-            if self.check is not None and now >= self._next_check:
-                self.check()
-                self._next_check = now + POLL_S
-            waits = ([], [sock]) if write else ([sock], [])
-            # past the deadline one look without waiting: an answer that came while the caller
-            # was busy (SentRequest) is read, not timed out
-            if any(select.select(*waits, [], max(0.0, min(POLL_S, self.deadline - now)))[:2]):
-                return
-            if now >= self.deadline:
-                raise TimeoutError("timed out")
-
-    def connect(self, address, timeout=None, source_address=None, *_args, **_kwargs) -> socket.socket:
-        """socket.create_connection in slices (HTTPConnection._create_connection): each address
-        connected without blocking, the socket handed to the Cancel before the SYN goes out."""
-        error: OSError | None = None
-        for family, kind, proto, _, sockaddr in socket.getaddrinfo(*address, 0, socket.SOCK_STREAM):
-            sock = socket.socket(family, kind, proto)
-            try:
-                if self.cancel is not None:
-                    self.cancel.track(sock)
-                if source_address:
-                    sock.bind(source_address)
-                sock.setblocking(False)
-                if (code := sock.connect_ex(sockaddr)) not in (0, errno.EINPROGRESS):
-                    raise OSError(code, os.strerror(code))
-                self.wait(sock, write=True)
-                if code := sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
-                    raise OSError(code, os.strerror(code))
-                sock.settimeout(timeout)
-                return sock
-            except OSError as exc:
-                sock.close()
-                error = exc
-                if isinstance(exc, TimeoutError | ConnectionAbortedError):
-                    break  # the call's deadline or Cancel: no other address either
-            except BaseException:
-                sock.close()
-                raise
-        raise error or OSError(f"{address[0]} has no address")
-
-class _SlicedReader(io.RawIOBase):
-    """The answer's bytes as a socket's own reader gives them, each read waited for in slices
-    (_Call.wait). Wraps sock.makefile, whose reference keeps the socket open after urllib closes
-    the connection (the response still reads it)."""
-
-    def __init__(self, sock: socket.socket, call: _Call) -> None:
-        self._sock, self._raw, self._call = sock, sock.makefile("rb", buffering=0), call
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int | None:
-        if not (isinstance(self._sock, ssl.SSLSocket) and self._sock.pending()):
-            self._call.wait(self._sock)  # TLS: bytes already decrypted need no wait
-        return self._raw.readinto(buffer)
-
-    def close(self) -> None:
-        self._raw.close()
-        super().close()
-
-class _SlicedSocket:
-    """A connected socket (TLS or not) whose request is sent and whose answer is read in slices."""
-
-    def __init__(self, sock: socket.socket, call: _Call) -> None:
-        self._sock, self._call = sock, call
-
-    def sendall(self, data) -> None:
-        view = memoryview(data).cast("B")
-        while view:
-            self._call.wait(self._sock, write=True)
-            view = view[self._sock.send(view) :]
-
-    def makefile(self, mode: str = "rb", *_args, **_kwargs):
-        return io.BufferedReader(_SlicedReader(self._sock, self._call))
-
-    def __getattr__(self, name: str):
-        return getattr(self._sock, name)
-
-def _shut_down(sock: socket.socket) -> None:
-    with contextlib.suppress(OSError):  # closed already: the call is over
-        sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
-
-def _sliced(http_class, call: _Call):
-    """http_class's connections, connected, sent and read in slices under call, each handed to
-    its Cancel once connected (the TLS socket too)."""
-
-    def connection(*args, **kwargs):
-        conn = http_class(*args, **kwargs)
-        conn._create_connection = call.connect
-        connect = conn.connect
-
-        def sliced_connect() -> None:
-            connect()
-            if call.cancel is not None:
-                call.cancel.track(conn.sock)
-            conn.sock = _SlicedSocket(conn.sock, call)
-
-        conn.connect = sliced_connect
-        return conn
-
-    return connection
-
-class _Cancellable:
-    """A urllib handler whose requests' connections wait in slices under request.call: their
-    Cancel can shut them down, their check is asked while they wait."""
-
-    def do_open(self, http_class, req, **kwargs):
-        call = getattr(req, "call", None)
-        return super().do_open(http_class if call is None else _sliced(http_class, call), req, **kwargs)
-
-class _HTTPHandler(_Cancellable, urllib.request.HTTPHandler):
-    pass
-
-class _HTTPSHandler(_Cancellable, urllib.request.HTTPSHandler):
-    pass
-
-_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}), _HTTPHandler, _HTTPSHandler)
-_DEFAULT = urllib.request.build_opener(_HTTPHandler, _HTTPSHandler)
-
-@dataclass(frozen=True)
-class Endpoint:
-    url: str
-    """Base URL of the OpenAI-compatible API, such as http://127.0.0.1:54330/v1."""
-    model: str
-    timeout_s: float = DEFAULT_TIMEOUT_S
-    extra: dict[str, Any] = field(default_factory=dict)
-    """The setting's other keys (dimensions, response_format, api_key_env, ...)."""
-    api_key: str | None = field(default=None, repr=False)
-    """The value of the variable the setting's api_key_env names, when it is set."""
-    cancel: Cancel | None = field(default=None, repr=False, compare=False)
-    """Lets another thread cut this endpoint's calls short (the worker's stop)."""
-
-    @classmethod
-    def from_setting(cls, value: dict[str, Any]) -> Endpoint:
-        """An endpoint from a ``models.*`` setting: {"url", "model", "timeout_s", ...}."""
-        if not isinstance(value, dict):
-            raise ValueError(f"a model setting must be a JSON object, got {value!r}")
-        url, model = value.get("url"), value.get("model")
-        if not isinstance(url, str) or not url:
-            raise ValueError("the model setting has no url (null means no endpoint is configured)")
-        if not isinstance(model, str) or not model:
-            raise ValueError(f"the model setting for {url} has no model name")
-        timeout = value.get("timeout_s", DEFAULT_TIMEOUT_S)
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            raise ValueError(f"timeout_s of {url} must be a positive number, got {timeout!r}")
-        extra = {k: v for k, v in value.items() if k not in {"url", "model", "timeout_s"}}
-        key_env = value.get("api_key_env")
-        if key_env is not None and (not isinstance(key_env, str) or not key_env):
-            raise ValueError(f"api_key_env of {url} must name an environment variable, got {key_env!r}")
-        api_key = (os.environ.get(key_env) or None) if key_env else None
-        return cls(url.rstrip("/"), model, float(timeout), extra, api_key)
-
-@dataclass(frozen=True)
-class ChatReply:
-    content: str
-    finish_reason: str
-    prompt_tokens: int
-    completion_tokens: int
-
-# -- the calls ----------------------------------------------------------------------------
-
-def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
-    """One vector per text, in the order of ``texts``."""
-    if not texts:
-        return []
-    url = f"{endpoint.url}/embeddings"
-    body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint, endpoint.timeout_s)
-    return _vectors(url, body, len(texts), endpoint)
-
-def _vectors(url: str, body: dict[str, Any], count: int, endpoint: Endpoint) -> list[list[float]]:
-    """The `count` vectors of an embeddings answer, in the order of the inputs."""
-    data = body.get("data")
-    if not isinstance(data, list):
-        raise BadResponse(f"{url} answered without a data list", url)
-    if len(data) != count:
-        raise BadResponse(f"{url} returned {len(data)} embeddings for {count} inputs", url)
-    vectors: list[list[float] | None] = [None] * count
-    for item in data:
-        index = item.get("index") if isinstance(item, dict) else None
-        vector = item.get("embedding") if isinstance(item, dict) else None
-        if not isinstance(index, int) or not 0 <= index < count or vectors[index] is not None:
-            raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
-        if not isinstance(vector, list) or not vector or not all(_is_number(x) for x in vector):
-            raise BadResponse(f"{url} returned an embedding that is not a list of numbers", url)
-        vectors[index] = [float(x) for x in vector]
-    sizes = {len(v) for v in vectors if v is not None}
-    expected = endpoint.extra.get("dimensions")
-    if len(sizes) != 1 or (isinstance(expected, int) and sizes != {expected}):
-        want = f"; the setting says {expected}" if isinstance(expected, int) else ""
-        raise BadResponse(f"{url} returned embeddings of sizes {sorted(sizes)}{want}", url)
-    return vectors  # type: ignore[return-value]
-
-def rerank(endpoint: Endpoint, query: str, documents: list[str]) -> list[float]:
-    """One relevance score per document, in the order of ``documents`` (higher is more relevant).
-
-    Speaks llama.cpp's /v1/rerank: POST {model, query, documents, top_n} and read
-    {"results": [{"index", "relevance_score"}, ...]} in any order. A score is needed
-    for every document, so the request asks for ``top_n = len(documents)`` and a
-    reply that leaves any document out is a BadResponse.
-    """
-    if not documents:
-        return []
-    url = f"{endpoint.url}/rerank"
-    payload = {
-        "model": endpoint.model,
-        "query": query,
-        "documents": list(documents),
-        "top_n": len(documents),
-    }
-    body = _post_json(url, payload, endpoint, endpoint.timeout_s)
-    results = body.get("results")
-    if not isinstance(results, list):
-        raise BadResponse(f"{url} answered without a results list", url)
-    scores: list[float | None] = [None] * len(documents)
-    for item in results:
-        index = item.get("index") if isinstance(item, dict) else None
-        score = item.get("relevance_score") if isinstance(item, dict) else None
-        if (
-            not isinstance(index, int)
-            or isinstance(index, bool)
-            or not 0 <= index < len(documents)
-            or scores[index] is not None
-        ):
-            raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
-        if not _is_number(score):
-            raise BadResponse(f"{url} returned a relevance_score that is not a finite number: {score!r}", url)
-        scores[index] = float(score)  # type: ignore[arg-type]
-    if len(results) != len(documents):
-        raise BadResponse(f"{url} returned {len(results)} scores for {len(documents)} documents", url)
-    return scores  # type: ignore[return-value]
-
-def chat(
-    endpoint: Endpoint,
-    messages: list[dict[str, Any]],
-    *,
-    max_tokens: int,
-    response_format: dict[str, Any] | None = None,
-    temperature: float = 0.0,
-) -> ChatReply:
-    """One non-streaming chat completion.
-
-    ``response_format`` (such as a json_schema) is left out when the endpoint's
-    setting says ``"response_format": false``, for servers that misbehave with it.
-    """
-    url = f"{endpoint.url}/chat/completions"
-    payload: dict[str, Any] = {
-        "model": endpoint.model,
-        "messages": messages,
-        "max_tokens": max_tokens,
-        "temperature": temperature,
-        "stream": False,
-        "chat_template_kwargs": {"enable_thinking": False},
-    }
-    if response_format is not None and endpoint.extra.get("response_format", True) is not False:
-        payload["response_format"] = response_format
-    body = _post_json(url, payload, endpoint, endpoint.timeout_s)
-    try:
-        choice = body["choices"][0]
-        content = choice["message"]["content"]
-        finish_reason = choice.get("finish_reason") or "unknown"
-    except (KeyError, IndexError, TypeError):
-        raise BadResponse(f"{url} answered without choices[0].message.content", url) from None
-    if not isinstance(content, str):
-        raise BadResponse(f"{url} answered with a {type(content).__name__} message content", url)
-    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-    return ChatReply(
-        content=content,
-        finish_reason=str(finish_reason),
-        prompt_tokens=_count(usage.get("prompt_tokens")),
-        completion_tokens=_count(usage.get("completion_tokens")),
-    )
-
-class EmbeddingCall:
-    """One text's embedding from a ``models.embeddings``-style setting, asked for at once and
-    read when wanted (result()), so that the model works while the caller does: how a search
-    overlaps its query's embedding with its stages. result() never raises for a model failure:
-    {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}, ms counted from
-    the request; close() gives an unread answer up."""
-
-    def __init__(self, setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> None:
-        self.began = time.monotonic()
-        self.sent: SentRequest | None = None
-        self.failure: Exception | None = None
-        try:
-            self.endpoint = replace(Endpoint.from_setting(setting), cancel=cancel)
-            url = f"{self.endpoint.url}/embeddings"
-            self.sent = SentRequest(url, {"model": self.endpoint.model, "input": [text]}, self.endpoint)
-        except ValueError as exc:
-            self.failure = exc
-
-    def result(self) -> dict[str, Any]:
-        try:
-            if self.sent is None:
-                raise self.failure  # type: ignore[misc]
-            (vector,) = _vectors(self.sent.url, self.sent.answer(), 1, self.endpoint)
-        except (ModelError, ValueError) as exc:
-            return {
-                "error_class": getattr(exc, "error_class", "bad_setting"),
-                "error": str(exc)[:500],
-                "ms": self._ms(),
-            }
-        return {
-            "vector": "[" + ",".join(repr(x) for x in vector) + "]",
-            "model": self.endpoint.model,
-            "dimensions": len(vector),
-            "ms": self._ms(),
-        }
-
-    def close(self) -> None:
-        if self.sent is not None:
-            self.sent.close()
-
-    def _ms(self) -> float:
-        return round((time.monotonic() - self.began) * 1000, 1)
-
-def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
-    """EmbeddingCall's result, waited for at once."""
-    return EmbeddingCall(setting, text, cancel).result()
-
-def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
-    """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
-    return probe_error(endpoint, kind, timeout_s=timeout_s) is None
-
-def probe_error(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> ModelError | None:
-    """How a one-token request to the endpoint failed, or None when it answered 2xx. A Timeout
-    means the server took the request but did not answer in time: busy, or hung."""
-    if kind == "chat":
-        url = f"{endpoint.url}/chat/completions"
-        payload: dict[str, Any] = {
-            "model": endpoint.model,
-            "messages": [{"role": "user", "content": "ping"}],
-            "max_tokens": 1,
-            "temperature": 0.0,
-            "chat_template_kwargs": {"enable_thinking": False},
-        }
-    elif kind == "embeddings":
-        url = f"{endpoint.url}/embeddings"
-        payload = {"model": endpoint.model, "input": ["ping"]}
-    else:
-        raise ValueError(f"kind must be 'chat' or 'embeddings', got {kind!r}")
-    try:
-        _request(url, payload, endpoint, endpoint.timeout_s if timeout_s is None else timeout_s)
-    except ModelError as exc:
-        return exc
-    return None
-
-def served_models(endpoint: Endpoint, *, timeout_s: float | None = None) -> list[str]:
-    """The model ids the endpoint serves (GET /models, OpenAI's {"data": [{"id"}, ...]})."""
-    url = f"{endpoint.url}/models"
-    raw = _request(url, None, endpoint, endpoint.timeout_s if timeout_s is None else timeout_s)
-    try:
-        body = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise BadResponse(f"{url} answered with a body that is not JSON: {_snippet(raw)}", url) from None
-    data = body.get("data") if isinstance(body, dict) else None
-    if not isinstance(data, list):
-        raise BadResponse(f"{url} answered without a data list", url)
-    return [item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)]
-
-# -- HTTP ---------------------------------------------------------------------------------
-
-def _post_json(url: str, payload: dict[str, Any], endpoint: Endpoint, timeout_s: float) -> dict[str, Any]:
-    return _json_object(url, _request(url, payload, endpoint, timeout_s))
-
-def _json_object(url: str, raw: bytes) -> dict[str, Any]:
-    try:
-        body = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise BadResponse(f"{url} answered with a body that is not JSON: {_snippet(raw)}", url) from None
-    if not isinstance(body, dict):
-        raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
-    return body
-
-class SentRequest:
-    """A POST of JSON sent now, its answer read later on the same thread (answer()): the server
-    works while the caller does. Inside PostgreSQL a thread of the caller's own would not do that:
-    PL/Python keeps the interpreter's lock through every query it runs, so such a thread moves only
-    between the caller's queries. Only a direct connection is sent early; a request through an
-    environment proxy goes whole when answered (urllib's handling, as every other call).
-
-    The endpoint's timeout_s counts from the send, but an answer that came while the caller was
-    busy is read whatever the time (_Call.wait); its cancel, else the statement's check, is asked
-    while connecting, sending and waiting. close() gives the answer up (a server that computes it
-    sees its client gone)."""
-
-    def __init__(self, url: str, payload: dict[str, Any], endpoint: Endpoint) -> None:
-        self.url, self.payload, self.endpoint = url, payload, endpoint
-        self.conn: http.client.HTTPConnection | None = None
-        self.failure: ModelError | None = None
-        if _through_proxy(url):
-            return
-        parts = urllib.parse.urlsplit(url)
-        cancel = endpoint.cancel
-        call = _Call(endpoint.timeout_s, cancel, (cancel and cancel.check) or statement_check())
-        http_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        self.conn = _sliced(http_class, call)(parts.hostname, parts.port, timeout=endpoint.timeout_s)
-        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        try:
-            if cancel is not None and cancel.cancelled:
-                raise Cancelled(f"{url}: the call was given up before it began", url)
-            self.conn.request("POST", path, json.dumps(payload).encode(), _headers(endpoint, payload))
-        except (OSError, http.client.HTTPException, ModelError) as exc:
-            self.close()
-            self.failure = exc if isinstance(exc, ModelError) else self._transport_failure(exc)
-
-    def answer(self) -> dict[str, Any]:
-        """The 2xx answer's JSON object; the matching ModelError otherwise."""
-        if self.failure is not None:
-            raise self.failure
-        if self.conn is None:
-            return _post_json(self.url, self.payload, self.endpoint, self.endpoint.timeout_s)
-        try:
-            with self.conn.getresponse() as response:
-                status = response.status
-                raw = b"".join(iter(lambda: response.read1(_READ_CHUNK), b""))
-        except (OSError, http.client.HTTPException) as exc:
-            raise self._transport_failure(exc) from None
-        finally:
-            self.close()
-        if not 200 <= status < 300:
-            raise _status_error(self.url, status, raw)
-        return _json_object(self.url, raw)
-
-    def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
-
-    def _transport_failure(self, exc: BaseException) -> ModelError:
-        cancel = self.endpoint.cancel
-        if cancel is not None and cancel.cancelled:
-            return Cancelled(f"{self.url}: the call was given up before it was answered", self.url)
-        return _transport_error(self.url, exc, self.endpoint.timeout_s)
-
-def _headers(endpoint: Endpoint, payload: dict[str, Any] | None) -> dict[str, str]:
-    headers = {"Accept": "application/json"}
-    if payload is not None:
-        headers["Content-Type"] = "application/json"
-    if endpoint.api_key:
-        headers["Authorization"] = f"Bearer {endpoint.api_key}"
-    return headers
-
-def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeout_s: float) -> bytes:
-    """POST JSON (GET when payload is None) and return the 2xx body; raise the matching
-    ModelError otherwise. The endpoint's api_key goes as ``Authorization: Bearer``; its cancel
-    may cut the call short (Cancelled).
-
-    ``timeout_s`` bounds the whole call: connecting, sending, the wait for the
-    answer (a non-streaming reply arrives only when the generation is done) and
-    its reading, each waited for in slices of POLL_S (_Call).
-    """
-    cancel = endpoint.cancel
-    if cancel is not None and cancel.cancelled:
-        raise Cancelled(f"{url}: the call was given up before it began", url)
-    request = urllib.request.Request(
-        url,
-        data=None if payload is None else json.dumps(payload).encode(),
-        method="GET" if payload is None else "POST",
-        headers=_headers(endpoint, payload),
-    )
-    # read by _Cancellable: a Cancel's own check, else the statement's inside PostgreSQL
-    check = (cancel and cancel.check) or statement_check()
-    request.call = _Call(timeout_s, cancel, check)  # type: ignore[attr-defined]
-    opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
-    try:
-        with opener.open(request, timeout=timeout_s) as response:
-            status = response.status
-            raw = b"".join(iter(lambda: response.read1(_READ_CHUNK), b""))  # read1: what has arrived
-    except (OSError, http.client.HTTPException) as exc:  # urllib's errors are OSErrors
-        if cancel is not None and cancel.cancelled:
-            raise Cancelled(f"{url}: the call was given up before it was answered", url) from None
-        if isinstance(exc, urllib.error.HTTPError):
-            raise _status_error(url, exc.code, _read_error_body(exc)) from None
-        if isinstance(exc, urllib.error.URLError):
-            raise _transport_error(url, exc.reason, timeout_s) from None
-        raise _transport_error(url, exc, timeout_s) from None
-    if not 200 <= status < 300:
-        raise BadResponse(f"{url} answered HTTP {status}", url)
-    return raw
-
-def _transport_error(url: str, reason: object, timeout_s: float) -> ModelError:
-    if isinstance(reason, TimeoutError):  # socket.timeout is TimeoutError
-        return Timeout(f"{url} did not answer within {timeout_s:g} s", url)
-    if isinstance(reason, http.client.IncompleteRead):
-        return EndpointDown(f"{url} closed the connection in the middle of its answer", url)
-    if isinstance(reason, http.client.RemoteDisconnected | ConnectionError):
-        return EndpointDown(f"{url} closed the connection: {reason}", url)
-    if isinstance(reason, http.client.HTTPException):
-        return BadResponse(f"{url} answered with malformed HTTP: {reason!r}", url)
-    if isinstance(reason, socket.gaierror):
-        return EndpointDown(f"{url}: unknown host ({reason})", url)
-    if isinstance(reason, ssl.SSLError):
-        return EndpointDown(f"{url}: TLS failed ({reason})", url)
-    if isinstance(reason, OSError):
-        return EndpointDown(f"{url} is unreachable: {reason.strerror or reason}", url)
-    return EndpointDown(f"{url} is unreachable: {reason}", url)
-
-def _status_error(url: str, status: int, body: bytes) -> ModelError:
-    message = _error_message(body)
-    if status >= 500:
-        return ServerError(f"{url} answered HTTP {status}: {message}", url, status)
-    if status >= 400:
-        return ClientError(f"{url} answered HTTP {status}: {message}", url, status)
-    return BadResponse(f"{url} answered HTTP {status}: {message}", url)
-
-def _read_error_body(exc: urllib.error.HTTPError) -> bytes:
-    try:
-        return exc.read() or b""
-    except (OSError, http.client.HTTPException):
-        return b""
-    finally:
-        exc.close()
-
-def _error_message(body: bytes) -> str:
-    """The server's own words: OpenAI's {"error": {"message"}}, {"error": "..."} or the text."""
-    try:
-        parsed = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return _snippet(body) or "(empty body)"
-    if isinstance(parsed, dict):
-        error = parsed.get("error", parsed.get("detail", parsed.get("message")))
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return error["message"]
-        if isinstance(error, str):
-            return error
-    return _snippet(body)
-
-def _snippet(raw: bytes, limit: int = 200) -> str:
-    text = raw.decode("utf-8", "replace").strip()
-    return text if len(text) <= limit else text[:limit] + "..."
-
-def _is_loopback(url: str) -> bool:
-    """Loopback endpoints never go through an environment proxy (no_proxy rarely lists them)."""
-    host = urllib.parse.urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-def _through_proxy(url: str) -> bool:
-    """Whether urllib would send a request to url through an environment proxy."""
-    if _is_loopback(url):
-        return False
-    parts = urllib.parse.urlsplit(url)
-    return parts.scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(
-        parts.hostname or ""
-    )
-
-def _is_number(x: object) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-"""The question's vector kept for the session (stdlib only): the search
-(query_embedding.QueryEmbedding) keeps the vector it embedded or was given, and the packet built
-on that search (fact_choice.embedding_meaning) compares the question with its facts by it instead
-of embedding the question a second time."""
-
-import json
-
-KEPT = "exo_question_vector"
-"""The key in the session's GD of the last search's (model, question, vector text)."""
-
-def keep_vector(store, model, question, vector_text):
-    store[KEPT] = (model, question, vector_text)
-
-def kept_vector(store, model, question):
-    """The vector (floats) of the last search's question when it was `question`, by `model`."""
-    held = store.get(KEPT)
-    return json.loads(held[2]) if held and held[:2] == (model, question) else None
 """Retrieval logic that is not a query (stdlib only).
 
 Inlined into exo_private.retrieve (`# exo:include search`) and importable as
@@ -12331,6 +11705,11 @@ FAR_WORDS = 3
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
+# The sentences the nearest-sentence rule embeds at most (about 4 ms each on two cores, MiniLM),
+# and the fewest words of one it counts (a heading or a list item of a word or two is no answer).
+NEAREST_SENTENCES = 40
+SENTENCE_WORDS = 4
+
 # The words that may open a question's last noun phrase, and those after which a determiner opens
 # the subject of a do-question or a modal one ("Where does my book club meet?"), not its end.
 _DETERMINERS = frozenset(
@@ -12373,6 +11752,8 @@ def answer_check(
     names_known=False,
     far=0.0,
     names_written=False,
+    sentence_far=0.0,
+    nearest_sentence=None,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
     what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
@@ -12392,7 +11773,15 @@ def answer_check(
     of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
-    does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
+    its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    one when no sentence of the passages a packet shows comes within `sentence_far` of it
+    (nearest_sentence() -> the greatest similarity, or None when it cannot be had, as where one
+    is a chat window: a reply is often far from the question it answers, "about ten years now"):
+    a passage on the memory's subject shares a question's words without saying what it asks ("How
+    do I convert a string to all lowercase or capital letters?" of a memory of Debian's FAQs
+    without sed's), while a sentence that answers comes close where its passage, holding other
+    answers too, does not."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -12432,7 +11821,39 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
+    if (
+        nearest_sentence is not None
+        and sentence_far > 0
+        and len(uses) >= FAR_WORDS
+        and not (names_known or names_written)
+    ):
+        nearest = nearest_sentence()
+        if nearest is not None:
+            check["nearest_sentence"] = round(nearest, 3)
+            if nearest < sentence_far:
+                return dict(
+                    check,
+                    found=False,
+                    why=f"no sentence of the passages comes within {sentence_far} of the question in meaning",
+                )
     return dict(check, found=True, why="the memory uses the question's words")
+
+def document_sentences(candidates):
+    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates, in their
+    order, each once, at most NEAREST_SENTENCES: what the nearest-sentence rule of answer_check
+    embeds. None where a candidate is a chat window (the rule is for documents)."""
+    if any(c.get("chat") for c in candidates):
+        return None
+    seen = []
+    for c in candidates:
+        body = c["body"]
+        for a, b in sentence_spans(body):
+            sentence = " ".join(body[a:b].split())
+            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen:
+                seen.append(sentence)
+                if len(seen) == NEAREST_SENTENCES:
+                    return seen
+    return seen
 
 def word_weight(chunks_holding):
     """How much a question word says of what it asks about, by how few chunks hold it (counted up
@@ -13397,9 +12818,6 @@ ASKING = frozenset(
 )
 FACT_MARGIN = 0.1
 """A line found by meaning is within this of the most similar line's similarity."""
-MAX_CACHED_VECTORS = 5000
-RETRY_AFTER_S = 60.0
-"""How long a session leaves the embeddings endpoint alone after a failed call."""
 
 def word_stems(text):
     """The stems of the words of `text` that are not stop words."""
@@ -13592,9 +13010,791 @@ def stated_by(passages, own, words):
             if (stems := word_stems(line)) & asked
         ),
     )
+"""Texts compared with a question by meaning: the embeddings endpoint's cosine similarities,
+kept for the session (stdlib only).
+
+Part of the packet (facts by meaning, plpy/fact_choice.py; the timeline's categories,
+plpy/timeline.py) and of exo_private.retrieve (whether a document's sentence comes close to the
+question: search.answer_check). A vector is kept as 4-byte floats: 1.5 KB for MiniLM's 384
+dimensions, where a list of Python floats takes 12 KB.
+"""
+
+import math
+import time
+from array import array
+
+"""A per-session call budget for model endpoints the reader can reach (stdlib only).
+
+Inlined into plpython3u functions (`# exo:include budget`). The store is plpython's
+GD, a dict that lives as long as the database session and is shared by every
+plpython function in it, so one budget covers `exo.embed_query` and the search's own
+model calls alike. A sliding window: at most `limit` calls in any `window_s` seconds.
+"""
+
+import time
+
+def allow(store, key, limit, window_s=60.0, now=None):
+    """Whether one more call of kind `key` fits the budget; counts it when it does.
+
+    `limit` <= 0 refuses every call (an owner can switch a path off)."""
+    now = time.monotonic() if now is None else now
+    calls = store.setdefault("exo_budget", {}).setdefault(key, [])
+    while calls and calls[0] <= now - window_s:
+        calls.pop(0)
+    if len(calls) >= limit:
+        return False
+    calls.append(now)
+    return True
+"""The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings,
+and llama.cpp's /v1/rerank (query + documents -> one relevance score per document).
+
+Standard library only and free of exocortex imports, so the same file can be
+inlined into a plpython3u function body. Every failure is a ModelError whose
+``error_class`` the worker records and decides retries on; this module never
+retries.
+
+    endpoint_down   connection refused or reset, unknown host, TLS failure
+    timeout         no answer within the endpoint's timeout_s
+    http_5xx        the server answered 5xx (ServerError.status)
+    http_4xx        the server rejected the request (ClientError.status, its message)
+    bad_response    a 2xx body that is not JSON or lacks the expected fields
+    cancelled       the caller gave the call up from another thread (Cancel)
+
+A setting may name ``api_key_env``: the environment variable of the calling process (the
+worker, the CLI, or the database server for calls made in SQL) whose value is sent as
+``Authorization: Bearer``. The key itself is never stored in a setting.
+
+Every call made inside PostgreSQL (PL/Python) on the server process's own thread asks for the
+statement's interrupts every POLL_S while it connects, sends and waits for and reads its answer
+(statement_check, _Call), so a cancelled or timed-out statement ends within a quarter second
+whatever the endpoint does (drops packets, never answers, trickles); the database's error goes
+up, not a ModelError. A call on a thread of its own is cut off from the
+server's thread instead (Cancel.join).
+"""
+
+import contextlib
+import errno
+import http.client
+import io
+import ipaddress
+import json
+import math
+import os
+import select
+import socket
+import ssl
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+DEFAULT_TIMEOUT_S = 30.0
+#: How often a call that waits for its answer asks its check (Cancel.check, else statement_check)
+#: whether to go on.
+POLL_S = 0.25
+#: How long Cancel.join waits for a thread whose calls it has just cut off.
+JOIN_AFTER_CANCEL_S = 1.0
+_READ_CHUNK = 64 * 1024
+
+class ModelError(Exception):
+    """A model call failed; ``error_class`` says how."""
+
+    error_class = "model_error"
+
+    def __init__(self, message: str, url: str | None = None):
+        super().__init__(message)
+        self.url = url
+
+class EndpointDown(ModelError):
+    error_class = "endpoint_down"
+
+class Timeout(ModelError):
+    error_class = "timeout"
+
+class BadResponse(ModelError):
+    error_class = "bad_response"
+
+class _HTTPStatusError(ModelError):
+    def __init__(self, message: str, url: str | None = None, status: int = 0):
+        super().__init__(message, url)
+        self.status = status
+
+class ServerError(_HTTPStatusError):
+    error_class = "http_5xx"
+
+class ClientError(_HTTPStatusError):
+    error_class = "http_4xx"
+
+class Cancelled(ModelError):
+    """The caller gave the call up (Cancel.cancel) before it was answered."""
+
+    error_class = "cancelled"
+
+class Cancel:
+    """Cuts short, from another thread, the calls made through endpoints that carry it
+    (Endpoint.cancel): cancel() shuts their connections down, so each raises Cancelled at once
+    and the server sees its client gone (llama-server then stops generating); a call begun
+    after it raises Cancelled without connecting.
+
+    `check`, when given, is asked every POLL_S while a call connects, sends or waits for its
+    answer (in place of statement_check), and whatever it raises ends the call and closes its
+    connection."""
+
+    def __init__(self, check: Callable[[], object] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self.cancelled = False
+        self.check = check
+
+    def cancel(self) -> int:
+        """Cut the calls in flight off; returns how many connections were open."""
+        with self._lock:
+            self.cancelled = True
+            sockets = [s for s in self._sockets if s.fileno() != -1]
+            self._sockets.clear()
+        for sock in sockets:
+            _shut_down(sock)
+        return len(sockets)
+
+    def track(self, sock: socket.socket) -> None:
+        """A call's connection is open: cancel() shuts it down (at once when cancelled already)."""
+        with self._lock:
+            if not self.cancelled:
+                self._sockets = [s for s in self._sockets if s.fileno() != -1 and s is not sock] + [sock]
+                return
+        _shut_down(sock)
+
+    def join(self, thread: threading.Thread, timeout: float) -> None:
+        """Wait at most `timeout` for `thread`, whose calls go through this Cancel, asking the
+        check (or statement_check) every POLL_S; whatever it raises cuts the thread's calls off
+        and goes up once the thread has ended."""
+        check = self.check or statement_check()
+        deadline = time.monotonic() + timeout
+        try:
+            while thread.is_alive() and time.monotonic() < deadline:
+                thread.join(POLL_S)
+                if check is not None and thread.is_alive():
+                    check()
+        except BaseException:
+            self.cancel()
+            thread.join(JOIN_AFTER_CANCEL_S)
+            raise
+
+def statement_check() -> Callable[[], object] | None:
+    """What a call made inside PostgreSQL asks while it waits, so that a statement's cancel
+    (pg_cancel_backend, statement_timeout, the reader watchdog) or the backend's termination
+    ends it within POLL_S: an SPI call, which lets them through where a read blocked in Python
+    never would. None outside the database (no plpy module: the worker, the CLI) and on any
+    thread but the server process's own (SPI is not thread-safe: such a call is cut off from
+    the server's thread instead, Cancel.join)."""
+    plpy = sys.modules.get("plpy")
+    if not hasattr(plpy, "execute") or threading.current_thread() is not threading.main_thread():
+        return None
+    return lambda: plpy.execute("select pg_catalog.pg_sleep(0)")
+
+class _Call:
+    """What one request's connection waits under: the call's deadline, its Cancel and its check.
+    Every wait (connecting, sending, each read of the answer) is a select of at most POLL_S, so a
+    host that drops packets, never answers or trickles a byte at a time holds the call no longer
+    than its deadline, its Cancel or (asked at least every POLL_S) its check allow."""
+
+    def __init__(self, timeout_s: float, cancel: Cancel | None, check: Callable[[], object] | None) -> None:
+        self.deadline = time.monotonic() + timeout_s
+        self.cancel = cancel
+        self.check = check
+        self._next_check = time.monotonic() + POLL_S
+
+    def wait(self, sock: socket.socket, *, write: bool = False) -> None:
+        """Until sock can be written (write) or read; TimeoutError past the deadline, an OSError
+        once cancelled, whatever the check raises."""
+        while True:
+            now = time.monotonic()
+            if self.cancel is not None and self.cancel.cancelled:
+                raise ConnectionAbortedError("the call was given up")
+            if self.check is not None and now >= self._next_check:
+                self.check()
+                self._next_check = now + POLL_S
+            waits = ([], [sock]) if write else ([sock], [])
+            # past the deadline one look without waiting: an answer that came while the caller
+            # was busy (SentRequest) is read, not timed out
+            if any(select.select(*waits, [], max(0.0, min(POLL_S, self.deadline - now)))[:2]):
+                return
+            if now >= self.deadline:
+                raise TimeoutError("timed out")
+
+    def connect(self, address, timeout=None, source_address=None, *_args, **_kwargs) -> socket.socket:
+        """socket.create_connection in slices (HTTPConnection._create_connection): each address
+        connected without blocking, the socket handed to the Cancel before the SYN goes out."""
+        error: OSError | None = None
+        for family, kind, proto, _, sockaddr in socket.getaddrinfo(*address, 0, socket.SOCK_STREAM):
+            sock = socket.socket(family, kind, proto)
+            try:
+                if self.cancel is not None:
+                    self.cancel.track(sock)
+                if source_address:
+                    sock.bind(source_address)
+                sock.setblocking(False)
+                if (code := sock.connect_ex(sockaddr)) not in (0, errno.EINPROGRESS):
+                    raise OSError(code, os.strerror(code))
+                self.wait(sock, write=True)
+                if code := sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
+                    raise OSError(code, os.strerror(code))
+                sock.settimeout(timeout)
+                return sock
+            except OSError as exc:
+                sock.close()
+                error = exc
+                if isinstance(exc, TimeoutError | ConnectionAbortedError):
+                    break  # the call's deadline or Cancel: no other address either
+            except BaseException:
+                sock.close()
+                raise
+        raise error or OSError(f"{address[0]} has no address")
+
+class _SlicedReader(io.RawIOBase):
+    """The answer's bytes as a socket's own reader gives them, each read waited for in slices
+    (_Call.wait). Wraps sock.makefile, whose reference keeps the socket open after urllib closes
+    the connection (the response still reads it)."""
+
+    def __init__(self, sock: socket.socket, call: _Call) -> None:
+        self._sock, self._raw, self._call = sock, sock.makefile("rb", buffering=0), call
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int | None:
+        if not (isinstance(self._sock, ssl.SSLSocket) and self._sock.pending()):
+            self._call.wait(self._sock)  # TLS: bytes already decrypted need no wait
+        return self._raw.readinto(buffer)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+class _SlicedSocket:
+    """A connected socket (TLS or not) whose request is sent and whose answer is read in slices."""
+
+    def __init__(self, sock: socket.socket, call: _Call) -> None:
+        self._sock, self._call = sock, call
+
+    def sendall(self, data) -> None:
+        view = memoryview(data).cast("B")
+        while view:
+            self._call.wait(self._sock, write=True)
+            view = view[self._sock.send(view) :]
+
+    def makefile(self, mode: str = "rb", *_args, **_kwargs):
+        return io.BufferedReader(_SlicedReader(self._sock, self._call))
+
+    def __getattr__(self, name: str):
+        return getattr(self._sock, name)
+
+def _shut_down(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # closed already: the call is over
+        sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
+
+def _sliced(http_class, call: _Call):
+    """http_class's connections, connected, sent and read in slices under call, each handed to
+    its Cancel once connected (the TLS socket too)."""
+
+    def connection(*args, **kwargs):
+        conn = http_class(*args, **kwargs)
+        conn._create_connection = call.connect
+        connect = conn.connect
+
+        def sliced_connect() -> None:
+            connect()
+            if call.cancel is not None:
+                call.cancel.track(conn.sock)
+            conn.sock = _SlicedSocket(conn.sock, call)
+
+        conn.connect = sliced_connect
+        return conn
+
+    return connection
+
+class _Cancellable:
+    """A urllib handler whose requests' connections wait in slices under request.call: their
+    Cancel can shut them down, their check is asked while they wait."""
+
+    def do_open(self, http_class, req, **kwargs):
+        call = getattr(req, "call", None)
+        return super().do_open(http_class if call is None else _sliced(http_class, call), req, **kwargs)
+
+class _HTTPHandler(_Cancellable, urllib.request.HTTPHandler):
+    pass
+
+class _HTTPSHandler(_Cancellable, urllib.request.HTTPSHandler):
+    pass
+
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}), _HTTPHandler, _HTTPSHandler)
+_DEFAULT = urllib.request.build_opener(_HTTPHandler, _HTTPSHandler)
+
+@dataclass(frozen=True)
+class Endpoint:
+    url: str
+    """Base URL of the OpenAI-compatible API, such as http://127.0.0.1:54330/v1."""
+    model: str
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    extra: dict[str, Any] = field(default_factory=dict)
+    """The setting's other keys (dimensions, response_format, api_key_env, ...)."""
+    api_key: str | None = field(default=None, repr=False)
+    """The value of the variable the setting's api_key_env names, when it is set."""
+    cancel: Cancel | None = field(default=None, repr=False, compare=False)
+    """Lets another thread cut this endpoint's calls short (the worker's stop)."""
+
+    @classmethod
+    def from_setting(cls, value: dict[str, Any]) -> Endpoint:
+        """An endpoint from a ``models.*`` setting: {"url", "model", "timeout_s", ...}."""
+        if not isinstance(value, dict):
+            raise ValueError(f"a model setting must be a JSON object, got {value!r}")
+        url, model = value.get("url"), value.get("model")
+        if not isinstance(url, str) or not url:
+            raise ValueError("the model setting has no url (null means no endpoint is configured)")
+        if not isinstance(model, str) or not model:
+            raise ValueError(f"the model setting for {url} has no model name")
+        timeout = value.get("timeout_s", DEFAULT_TIMEOUT_S)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise ValueError(f"timeout_s of {url} must be a positive number, got {timeout!r}")
+        extra = {k: v for k, v in value.items() if k not in {"url", "model", "timeout_s"}}
+        key_env = value.get("api_key_env")
+        if key_env is not None and (not isinstance(key_env, str) or not key_env):
+            raise ValueError(f"api_key_env of {url} must name an environment variable, got {key_env!r}")
+        api_key = (os.environ.get(key_env) or None) if key_env else None
+        return cls(url.rstrip("/"), model, float(timeout), extra, api_key)
+
+@dataclass(frozen=True)
+class ChatReply:
+    content: str
+    finish_reason: str
+    prompt_tokens: int
+    completion_tokens: int
+
+# -- the calls ----------------------------------------------------------------------------
+
+def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
+    """One vector per text, in the order of ``texts``."""
+    if not texts:
+        return []
+    url = f"{endpoint.url}/embeddings"
+    body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint, endpoint.timeout_s)
+    return _vectors(url, body, len(texts), endpoint)
+
+def _vectors(url: str, body: dict[str, Any], count: int, endpoint: Endpoint) -> list[list[float]]:
+    """The `count` vectors of an embeddings answer, in the order of the inputs."""
+    data = body.get("data")
+    if not isinstance(data, list):
+        raise BadResponse(f"{url} answered without a data list", url)
+    if len(data) != count:
+        raise BadResponse(f"{url} returned {len(data)} embeddings for {count} inputs", url)
+    vectors: list[list[float] | None] = [None] * count
+    for item in data:
+        index = item.get("index") if isinstance(item, dict) else None
+        vector = item.get("embedding") if isinstance(item, dict) else None
+        if not isinstance(index, int) or not 0 <= index < count or vectors[index] is not None:
+            raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
+        if not isinstance(vector, list) or not vector or not all(_is_number(x) for x in vector):
+            raise BadResponse(f"{url} returned an embedding that is not a list of numbers", url)
+        vectors[index] = [float(x) for x in vector]
+    sizes = {len(v) for v in vectors if v is not None}
+    expected = endpoint.extra.get("dimensions")
+    if len(sizes) != 1 or (isinstance(expected, int) and sizes != {expected}):
+        want = f"; the setting says {expected}" if isinstance(expected, int) else ""
+        raise BadResponse(f"{url} returned embeddings of sizes {sorted(sizes)}{want}", url)
+    return vectors  # type: ignore[return-value]
+
+def rerank(endpoint: Endpoint, query: str, documents: list[str]) -> list[float]:
+    """One relevance score per document, in the order of ``documents`` (higher is more relevant).
+
+    Speaks llama.cpp's /v1/rerank: POST {model, query, documents, top_n} and read
+    {"results": [{"index", "relevance_score"}, ...]} in any order. A score is needed
+    for every document, so the request asks for ``top_n = len(documents)`` and a
+    reply that leaves any document out is a BadResponse.
+    """
+    if not documents:
+        return []
+    url = f"{endpoint.url}/rerank"
+    payload = {
+        "model": endpoint.model,
+        "query": query,
+        "documents": list(documents),
+        "top_n": len(documents),
+    }
+    body = _post_json(url, payload, endpoint, endpoint.timeout_s)
+    results = body.get("results")
+    if not isinstance(results, list):
+        raise BadResponse(f"{url} answered without a results list", url)
+    scores: list[float | None] = [None] * len(documents)
+    for item in results:
+        index = item.get("index") if isinstance(item, dict) else None
+        score = item.get("relevance_score") if isinstance(item, dict) else None
+        if (
+            not isinstance(index, int)
+            or isinstance(index, bool)
+            or not 0 <= index < len(documents)
+            or scores[index] is not None
+        ):
+            raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
+        if not _is_number(score):
+            raise BadResponse(f"{url} returned a relevance_score that is not a finite number: {score!r}", url)
+        scores[index] = float(score)  # type: ignore[arg-type]
+    if len(results) != len(documents):
+        raise BadResponse(f"{url} returned {len(results)} scores for {len(documents)} documents", url)
+    return scores  # type: ignore[return-value]
+
+def chat(
+    endpoint: Endpoint,
+    messages: list[dict[str, Any]],
+    *,
+    max_tokens: int,
+    response_format: dict[str, Any] | None = None,
+    temperature: float = 0.0,
+) -> ChatReply:
+    """One non-streaming chat completion.
+
+    ``response_format`` (such as a json_schema) is left out when the endpoint's
+    setting says ``"response_format": false``, for servers that misbehave with it.
+    """
+    url = f"{endpoint.url}/chat/completions"
+    payload: dict[str, Any] = {
+        "model": endpoint.model,
+        "messages": messages,
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        "stream": False,
+        "chat_template_kwargs": {"enable_thinking": False},
+    }
+    if response_format is not None and endpoint.extra.get("response_format", True) is not False:
+        payload["response_format"] = response_format
+    body = _post_json(url, payload, endpoint, endpoint.timeout_s)
+    try:
+        choice = body["choices"][0]
+        content = choice["message"]["content"]
+        finish_reason = choice.get("finish_reason") or "unknown"
+    except (KeyError, IndexError, TypeError):
+        raise BadResponse(f"{url} answered without choices[0].message.content", url) from None
+    if not isinstance(content, str):
+        raise BadResponse(f"{url} answered with a {type(content).__name__} message content", url)
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    return ChatReply(
+        content=content,
+        finish_reason=str(finish_reason),
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=_count(usage.get("completion_tokens")),
+    )
+
+class EmbeddingCall:
+    """One text's embedding from a ``models.embeddings``-style setting, asked for at once and
+    read when wanted (result()), so that the model works while the caller does: how a search
+    overlaps its query's embedding with its stages. result() never raises for a model failure:
+    {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}, ms counted from
+    the request; close() gives an unread answer up."""
+
+    def __init__(self, setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> None:
+        self.began = time.monotonic()
+        self.sent: SentRequest | None = None
+        self.failure: Exception | None = None
+        try:
+            self.endpoint = replace(Endpoint.from_setting(setting), cancel=cancel)
+            url = f"{self.endpoint.url}/embeddings"
+            self.sent = SentRequest(url, {"model": self.endpoint.model, "input": [text]}, self.endpoint)
+        except ValueError as exc:
+            self.failure = exc
+
+    def result(self) -> dict[str, Any]:
+        try:
+            if self.sent is None:
+                raise self.failure  # type: ignore[misc]
+            (vector,) = _vectors(self.sent.url, self.sent.answer(), 1, self.endpoint)
+        except (ModelError, ValueError) as exc:
+            return {
+                "error_class": getattr(exc, "error_class", "bad_setting"),
+                "error": str(exc)[:500],
+                "ms": self._ms(),
+            }
+        return {
+            "vector": "[" + ",".join(repr(x) for x in vector) + "]",
+            "model": self.endpoint.model,
+            "dimensions": len(vector),
+            "ms": self._ms(),
+        }
+
+    def close(self) -> None:
+        if self.sent is not None:
+            self.sent.close()
+
+    def _ms(self) -> float:
+        return round((time.monotonic() - self.began) * 1000, 1)
+
+def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
+    """EmbeddingCall's result, waited for at once."""
+    return EmbeddingCall(setting, text, cancel).result()
+
+def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
+    """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
+    return probe_error(endpoint, kind, timeout_s=timeout_s) is None
+
+def probe_error(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> ModelError | None:
+    """How a one-token request to the endpoint failed, or None when it answered 2xx. A Timeout
+    means the server took the request but did not answer in time: busy, or hung."""
+    if kind == "chat":
+        url = f"{endpoint.url}/chat/completions"
+        payload: dict[str, Any] = {
+            "model": endpoint.model,
+            "messages": [{"role": "user", "content": "ping"}],
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "chat_template_kwargs": {"enable_thinking": False},
+        }
+    elif kind == "embeddings":
+        url = f"{endpoint.url}/embeddings"
+        payload = {"model": endpoint.model, "input": ["ping"]}
+    else:
+        raise ValueError(f"kind must be 'chat' or 'embeddings', got {kind!r}")
+    try:
+        _request(url, payload, endpoint, endpoint.timeout_s if timeout_s is None else timeout_s)
+    except ModelError as exc:
+        return exc
+    return None
+
+def served_models(endpoint: Endpoint, *, timeout_s: float | None = None) -> list[str]:
+    """The model ids the endpoint serves (GET /models, OpenAI's {"data": [{"id"}, ...]})."""
+    url = f"{endpoint.url}/models"
+    raw = _request(url, None, endpoint, endpoint.timeout_s if timeout_s is None else timeout_s)
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BadResponse(f"{url} answered with a body that is not JSON: {_snippet(raw)}", url) from None
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        raise BadResponse(f"{url} answered without a data list", url)
+    return [item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)]
+
+# -- HTTP ---------------------------------------------------------------------------------
+
+def _post_json(url: str, payload: dict[str, Any], endpoint: Endpoint, timeout_s: float) -> dict[str, Any]:
+    return _json_object(url, _request(url, payload, endpoint, timeout_s))
+
+def _json_object(url: str, raw: bytes) -> dict[str, Any]:
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BadResponse(f"{url} answered with a body that is not JSON: {_snippet(raw)}", url) from None
+    if not isinstance(body, dict):
+        raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
+    return body
+
+class SentRequest:
+    """A POST of JSON sent now, its answer read later on the same thread (answer()): the server
+    works while the caller does. Inside PostgreSQL a thread of the caller's own would not do that:
+    PL/Python keeps the interpreter's lock through every query it runs, so such a thread moves only
+    between the caller's queries. Only a direct connection is sent early; a request through an
+    environment proxy goes whole when answered (urllib's handling, as every other call).
+
+    The endpoint's timeout_s counts from the send, but an answer that came while the caller was
+    busy is read whatever the time (_Call.wait); its cancel, else the statement's check, is asked
+    while connecting, sending and waiting. close() gives the answer up (a server that computes it
+    sees its client gone)."""
+
+    def __init__(self, url: str, payload: dict[str, Any], endpoint: Endpoint) -> None:
+        self.url, self.payload, self.endpoint = url, payload, endpoint
+        self.conn: http.client.HTTPConnection | None = None
+        self.failure: ModelError | None = None
+        if _through_proxy(url):
+            return
+        parts = urllib.parse.urlsplit(url)
+        cancel = endpoint.cancel
+        call = _Call(endpoint.timeout_s, cancel, (cancel and cancel.check) or statement_check())
+        http_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        self.conn = _sliced(http_class, call)(parts.hostname, parts.port, timeout=endpoint.timeout_s)
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        try:
+            if cancel is not None and cancel.cancelled:
+                raise Cancelled(f"{url}: the call was given up before it began", url)
+            self.conn.request("POST", path, json.dumps(payload).encode(), _headers(endpoint, payload))
+        except (OSError, http.client.HTTPException, ModelError) as exc:
+            self.close()
+            self.failure = exc if isinstance(exc, ModelError) else self._transport_failure(exc)
+
+    def answer(self) -> dict[str, Any]:
+        """The 2xx answer's JSON object; the matching ModelError otherwise."""
+        if self.failure is not None:
+            raise self.failure
+        if self.conn is None:
+            return _post_json(self.url, self.payload, self.endpoint, self.endpoint.timeout_s)
+        try:
+            with self.conn.getresponse() as response:
+                status = response.status
+                raw = b"".join(iter(lambda: response.read1(_READ_CHUNK), b""))
+        except (OSError, http.client.HTTPException) as exc:
+            raise self._transport_failure(exc) from None
+        finally:
+            self.close()
+        if not 200 <= status < 300:
+            raise _status_error(self.url, status, raw)
+        return _json_object(self.url, raw)
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def _transport_failure(self, exc: BaseException) -> ModelError:
+        cancel = self.endpoint.cancel
+        if cancel is not None and cancel.cancelled:
+            return Cancelled(f"{self.url}: the call was given up before it was answered", self.url)
+        return _transport_error(self.url, exc, self.endpoint.timeout_s)
+
+def _headers(endpoint: Endpoint, payload: dict[str, Any] | None) -> dict[str, str]:
+    headers = {"Accept": "application/json"}
+    if payload is not None:
+        headers["Content-Type"] = "application/json"
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key}"
+    return headers
+
+def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeout_s: float) -> bytes:
+    """POST JSON (GET when payload is None) and return the 2xx body; raise the matching
+    ModelError otherwise. The endpoint's api_key goes as ``Authorization: Bearer``; its cancel
+    may cut the call short (Cancelled).
+
+    ``timeout_s`` bounds the whole call: connecting, sending, the wait for the
+    answer (a non-streaming reply arrives only when the generation is done) and
+    its reading, each waited for in slices of POLL_S (_Call).
+    """
+    cancel = endpoint.cancel
+    if cancel is not None and cancel.cancelled:
+        raise Cancelled(f"{url}: the call was given up before it began", url)
+    request = urllib.request.Request(
+        url,
+        data=None if payload is None else json.dumps(payload).encode(),
+        method="GET" if payload is None else "POST",
+        headers=_headers(endpoint, payload),
+    )
+    # read by _Cancellable: a Cancel's own check, else the statement's inside PostgreSQL
+    check = (cancel and cancel.check) or statement_check()
+    request.call = _Call(timeout_s, cancel, check)  # type: ignore[attr-defined]
+    opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
+    try:
+        with opener.open(request, timeout=timeout_s) as response:
+            status = response.status
+            raw = b"".join(iter(lambda: response.read1(_READ_CHUNK), b""))  # read1: what has arrived
+    except (OSError, http.client.HTTPException) as exc:  # urllib's errors are OSErrors
+        if cancel is not None and cancel.cancelled:
+            raise Cancelled(f"{url}: the call was given up before it was answered", url) from None
+        if isinstance(exc, urllib.error.HTTPError):
+            raise _status_error(url, exc.code, _read_error_body(exc)) from None
+        if isinstance(exc, urllib.error.URLError):
+            raise _transport_error(url, exc.reason, timeout_s) from None
+        raise _transport_error(url, exc, timeout_s) from None
+    if not 200 <= status < 300:
+        raise BadResponse(f"{url} answered HTTP {status}", url)
+    return raw
+
+def _transport_error(url: str, reason: object, timeout_s: float) -> ModelError:
+    if isinstance(reason, TimeoutError):  # socket.timeout is TimeoutError
+        return Timeout(f"{url} did not answer within {timeout_s:g} s", url)
+    if isinstance(reason, http.client.IncompleteRead):
+        return EndpointDown(f"{url} closed the connection in the middle of its answer", url)
+    if isinstance(reason, http.client.RemoteDisconnected | ConnectionError):
+        return EndpointDown(f"{url} closed the connection: {reason}", url)
+    if isinstance(reason, http.client.HTTPException):
+        return BadResponse(f"{url} answered with malformed HTTP: {reason!r}", url)
+    if isinstance(reason, socket.gaierror):
+        return EndpointDown(f"{url}: unknown host ({reason})", url)
+    if isinstance(reason, ssl.SSLError):
+        return EndpointDown(f"{url}: TLS failed ({reason})", url)
+    if isinstance(reason, OSError):
+        return EndpointDown(f"{url} is unreachable: {reason.strerror or reason}", url)
+    return EndpointDown(f"{url} is unreachable: {reason}", url)
+
+def _status_error(url: str, status: int, body: bytes) -> ModelError:
+    message = _error_message(body)
+    if status >= 500:
+        return ServerError(f"{url} answered HTTP {status}: {message}", url, status)
+    if status >= 400:
+        return ClientError(f"{url} answered HTTP {status}: {message}", url, status)
+    return BadResponse(f"{url} answered HTTP {status}: {message}", url)
+
+def _read_error_body(exc: urllib.error.HTTPError) -> bytes:
+    try:
+        return exc.read() or b""
+    except (OSError, http.client.HTTPException):
+        return b""
+    finally:
+        exc.close()
+
+def _error_message(body: bytes) -> str:
+    """The server's own words: OpenAI's {"error": {"message"}}, {"error": "..."} or the text."""
+    try:
+        parsed = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return _snippet(body) or "(empty body)"
+    if isinstance(parsed, dict):
+        error = parsed.get("error", parsed.get("detail", parsed.get("message")))
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return error["message"]
+        if isinstance(error, str):
+            return error
+    return _snippet(body)
+
+def _snippet(raw: bytes, limit: int = 200) -> str:
+    text = raw.decode("utf-8", "replace").strip()
+    return text if len(text) <= limit else text[:limit] + "..."
+
+def _is_loopback(url: str) -> bool:
+    """Loopback endpoints never go through an environment proxy (no_proxy rarely lists them)."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+def _through_proxy(url: str) -> bool:
+    """Whether urllib would send a request to url through an environment proxy."""
+    if _is_loopback(url):
+        return False
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(
+        parts.hostname or ""
+    )
+
+def _is_number(x: object) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+"""The question's vector kept for the session (stdlib only): the search
+(query_embedding.QueryEmbedding) keeps the vector it embedded or was given, and the packet built
+on that search (meaning.embedding_meaning) compares the question with its facts by it instead
+of embedding the question a second time."""
+
+import json
+
+KEPT = "exo_question_vector"
+"""The key in the session's GD of the last search's (model, question, vector text)."""
+
+def keep_vector(store, model, question, vector_text):
+    store[KEPT] = (model, question, vector_text)
+
+def kept_vector(store, model, question):
+    """The vector (floats) of the last search's question when it was `question`, by `model`."""
+    held = store.get(KEPT)
+    return json.loads(held[2]) if held and held[:2] == (model, question) else None
+
+MAX_CACHED_VECTORS = 5000
+RETRY_AFTER_S = 60.0
+"""How long a session leaves the embeddings endpoint alone after a failed call."""
 
 def embedding_meaning(setting, timeout_s, calls_per_minute, store, cache):
-    """meaning(query, texts) for facts_about: cosine similarities by the embeddings endpoint of
+    """meaning(query, texts): cosine similarities by the embeddings endpoint of
     `setting` (a models.embeddings value), one call for the texts not in `cache` (a dict kept
     for the session), within the session's "embed" budget (`store`, the session's GD, which also
     keeps the search's vector of the question: question_vector.kept_vector, so a packet embeds its
@@ -13624,7 +13824,7 @@ def embedding_meaning(setting, timeout_s, calls_per_minute, store, cache):
             if len(cache) + len(missing) > MAX_CACHED_VECTORS:
                 cache.clear()
             fetched = dict(zip(missing, vectors, strict=True))
-            cache.update({(model, t): v for t, v in fetched.items()})
+            cache.update({(model, t): array("f", v) for t, v in fetched.items()})
             known.update(fetched)
             asked = asked or fetched[query]
         return [cosine(asked, known[t]) for t in texts]
@@ -14035,6 +14235,11 @@ FAR_WORDS = 3
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
+# The sentences the nearest-sentence rule embeds at most (about 4 ms each on two cores, MiniLM),
+# and the fewest words of one it counts (a heading or a list item of a word or two is no answer).
+NEAREST_SENTENCES = 40
+SENTENCE_WORDS = 4
+
 # The words that may open a question's last noun phrase, and those after which a determiner opens
 # the subject of a do-question or a modal one ("Where does my book club meet?"), not its end.
 _DETERMINERS = frozenset(
@@ -14077,6 +14282,8 @@ def answer_check(
     names_known=False,
     far=0.0,
     names_written=False,
+    sentence_far=0.0,
+    nearest_sentence=None,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
     what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
@@ -14096,7 +14303,15 @@ def answer_check(
     of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
-    does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
+    its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    one when no sentence of the passages a packet shows comes within `sentence_far` of it
+    (nearest_sentence() -> the greatest similarity, or None when it cannot be had, as where one
+    is a chat window: a reply is often far from the question it answers, "about ten years now"):
+    a passage on the memory's subject shares a question's words without saying what it asks ("How
+    do I convert a string to all lowercase or capital letters?" of a memory of Debian's FAQs
+    without sed's), while a sentence that answers comes close where its passage, holding other
+    answers too, does not."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -14136,7 +14351,39 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
+    if (
+        nearest_sentence is not None
+        and sentence_far > 0
+        and len(uses) >= FAR_WORDS
+        and not (names_known or names_written)
+    ):
+        nearest = nearest_sentence()
+        if nearest is not None:
+            check["nearest_sentence"] = round(nearest, 3)
+            if nearest < sentence_far:
+                return dict(
+                    check,
+                    found=False,
+                    why=f"no sentence of the passages comes within {sentence_far} of the question in meaning",
+                )
     return dict(check, found=True, why="the memory uses the question's words")
+
+def document_sentences(candidates):
+    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates, in their
+    order, each once, at most NEAREST_SENTENCES: what the nearest-sentence rule of answer_check
+    embeds. None where a candidate is a chat window (the rule is for documents)."""
+    if any(c.get("chat") for c in candidates):
+        return None
+    seen = []
+    for c in candidates:
+        body = c["body"]
+        for a, b in sentence_spans(body):
+            sentence = " ".join(body[a:b].split())
+            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen:
+                seen.append(sentence)
+                if len(seen) == NEAREST_SENTENCES:
+                    return seen
+    return seen
 
 def word_weight(chunks_holding):
     """How much a question word says of what it asks about, by how few chunks hold it (counted up
@@ -16340,6 +16587,11 @@ FAR_WORDS = 3
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
+# The sentences the nearest-sentence rule embeds at most (about 4 ms each on two cores, MiniLM),
+# and the fewest words of one it counts (a heading or a list item of a word or two is no answer).
+NEAREST_SENTENCES = 40
+SENTENCE_WORDS = 4
+
 # The words that may open a question's last noun phrase, and those after which a determiner opens
 # the subject of a do-question or a modal one ("Where does my book club meet?"), not its end.
 _DETERMINERS = frozenset(
@@ -16382,6 +16634,8 @@ def answer_check(
     names_known=False,
     far=0.0,
     names_written=False,
+    sentence_far=0.0,
+    nearest_sentence=None,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
     what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
@@ -16401,7 +16655,15 @@ def answer_check(
     of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
-    does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
+    its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    one when no sentence of the passages a packet shows comes within `sentence_far` of it
+    (nearest_sentence() -> the greatest similarity, or None when it cannot be had, as where one
+    is a chat window: a reply is often far from the question it answers, "about ten years now"):
+    a passage on the memory's subject shares a question's words without saying what it asks ("How
+    do I convert a string to all lowercase or capital letters?" of a memory of Debian's FAQs
+    without sed's), while a sentence that answers comes close where its passage, holding other
+    answers too, does not."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -16441,7 +16703,39 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
+    if (
+        nearest_sentence is not None
+        and sentence_far > 0
+        and len(uses) >= FAR_WORDS
+        and not (names_known or names_written)
+    ):
+        nearest = nearest_sentence()
+        if nearest is not None:
+            check["nearest_sentence"] = round(nearest, 3)
+            if nearest < sentence_far:
+                return dict(
+                    check,
+                    found=False,
+                    why=f"no sentence of the passages comes within {sentence_far} of the question in meaning",
+                )
     return dict(check, found=True, why="the memory uses the question's words")
+
+def document_sentences(candidates):
+    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates, in their
+    order, each once, at most NEAREST_SENTENCES: what the nearest-sentence rule of answer_check
+    embeds. None where a candidate is a chat window (the rule is for documents)."""
+    if any(c.get("chat") for c in candidates):
+        return None
+    seen = []
+    for c in candidates:
+        body = c["body"]
+        for a, b in sentence_spans(body):
+            sentence = " ".join(body[a:b].split())
+            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen:
+                seen.append(sentence)
+                if len(seen) == NEAREST_SENTENCES:
+                    return seen
+    return seen
 
 def word_weight(chunks_holding):
     """How much a question word says of what it asks about, by how few chunks hold it (counted up
@@ -17864,7 +18158,7 @@ def _without(sentence, names):
 def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
     """The Timeline section of a packet for an aggregate question and what it computed, or ("",
     None) for any other question. db: run(name, sql, types, args) -> rows (plpy's); meaning:
-    (text, texts) -> cosine similarities by the embeddings (fact_choice.embedding_meaning), or
+    (text, texts) -> cosine similarities by the embeddings (meaning.embedding_meaning), or
     None; near: how similar an activity's name must be to a kind asked of ("what exercise")."""
     reading = Reading(query, report)
     if reading.kind is None:
@@ -34967,6 +35261,11 @@ FAR_WORDS = 3
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
+# The sentences the nearest-sentence rule embeds at most (about 4 ms each on two cores, MiniLM),
+# and the fewest words of one it counts (a heading or a list item of a word or two is no answer).
+NEAREST_SENTENCES = 40
+SENTENCE_WORDS = 4
+
 # The words that may open a question's last noun phrase, and those after which a determiner opens
 # the subject of a do-question or a modal one ("Where does my book club meet?"), not its end.
 _DETERMINERS = frozenset(
@@ -35009,6 +35308,8 @@ def answer_check(
     names_known=False,
     far=0.0,
     names_written=False,
+    sentence_far=0.0,
+    nearest_sentence=None,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
     what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
@@ -35028,7 +35329,15 @@ def answer_check(
     of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
-    does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
+    its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    one when no sentence of the passages a packet shows comes within `sentence_far` of it
+    (nearest_sentence() -> the greatest similarity, or None when it cannot be had, as where one
+    is a chat window: a reply is often far from the question it answers, "about ten years now"):
+    a passage on the memory's subject shares a question's words without saying what it asks ("How
+    do I convert a string to all lowercase or capital letters?" of a memory of Debian's FAQs
+    without sed's), while a sentence that answers comes close where its passage, holding other
+    answers too, does not."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -35068,7 +35377,39 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
+    if (
+        nearest_sentence is not None
+        and sentence_far > 0
+        and len(uses) >= FAR_WORDS
+        and not (names_known or names_written)
+    ):
+        nearest = nearest_sentence()
+        if nearest is not None:
+            check["nearest_sentence"] = round(nearest, 3)
+            if nearest < sentence_far:
+                return dict(
+                    check,
+                    found=False,
+                    why=f"no sentence of the passages comes within {sentence_far} of the question in meaning",
+                )
     return dict(check, found=True, why="the memory uses the question's words")
+
+def document_sentences(candidates):
+    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates, in their
+    order, each once, at most NEAREST_SENTENCES: what the nearest-sentence rule of answer_check
+    embeds. None where a candidate is a chat window (the rule is for documents)."""
+    if any(c.get("chat") for c in candidates):
+        return None
+    seen = []
+    for c in candidates:
+        body = c["body"]
+        for a, b in sentence_spans(body):
+            sentence = " ".join(body[a:b].split())
+            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen:
+                seen.append(sentence)
+                if len(seen) == NEAREST_SENTENCES:
+                    return seen
+    return seen
 
 def word_weight(chunks_holding):
     """How much a question word says of what it asks about, by how few chunks hold it (counted up
@@ -36971,6 +37312,11 @@ FAR_WORDS = 3
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
+# The sentences the nearest-sentence rule embeds at most (about 4 ms each on two cores, MiniLM),
+# and the fewest words of one it counts (a heading or a list item of a word or two is no answer).
+NEAREST_SENTENCES = 40
+SENTENCE_WORDS = 4
+
 # The words that may open a question's last noun phrase, and those after which a determiner opens
 # the subject of a do-question or a modal one ("Where does my book club meet?"), not its end.
 _DETERMINERS = frozenset(
@@ -37013,6 +37359,8 @@ def answer_check(
     names_known=False,
     far=0.0,
     names_written=False,
+    sentence_far=0.0,
+    nearest_sentence=None,
 ):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
     what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
@@ -37032,7 +37380,15 @@ def answer_check(
     of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
-    does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
+    its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    one when no sentence of the passages a packet shows comes within `sentence_far` of it
+    (nearest_sentence() -> the greatest similarity, or None when it cannot be had, as where one
+    is a chat window: a reply is often far from the question it answers, "about ten years now"):
+    a passage on the memory's subject shares a question's words without saying what it asks ("How
+    do I convert a string to all lowercase or capital letters?" of a memory of Debian's FAQs
+    without sed's), while a sentence that answers comes close where its passage, holding other
+    answers too, does not."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -37072,7 +37428,39 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
+    if (
+        nearest_sentence is not None
+        and sentence_far > 0
+        and len(uses) >= FAR_WORDS
+        and not (names_known or names_written)
+    ):
+        nearest = nearest_sentence()
+        if nearest is not None:
+            check["nearest_sentence"] = round(nearest, 3)
+            if nearest < sentence_far:
+                return dict(
+                    check,
+                    found=False,
+                    why=f"no sentence of the passages comes within {sentence_far} of the question in meaning",
+                )
     return dict(check, found=True, why="the memory uses the question's words")
+
+def document_sentences(candidates):
+    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates, in their
+    order, each once, at most NEAREST_SENTENCES: what the nearest-sentence rule of answer_check
+    embeds. None where a candidate is a chat window (the rule is for documents)."""
+    if any(c.get("chat") for c in candidates):
+        return None
+    seen = []
+    for c in candidates:
+        body = c["body"]
+        for a, b in sentence_spans(body):
+            sentence = " ".join(body[a:b].split())
+            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen:
+                seen.append(sentence)
+                if len(seen) == NEAREST_SENTENCES:
+                    return seen
+    return seen
 
 def word_weight(chunks_holding):
     """How much a question word says of what it asks about, by how few chunks hold it (counted up
@@ -38639,173 +39027,18 @@ def window_updates(chosen, facts, words, every, asked, asked_roles):
             within[c["chunk_id"]] = (earlier["time"], later["time"])
             chosen[i], facts[i] = dict(c, also_at=other), later
     return chosen, facts, within
-"""What a search reads from its question before any stage runs (stdlib only).
+"""Texts compared with a question by meaning: the embeddings endpoint's cosine similarities,
+kept for the session (stdlib only).
 
-Part of exo_private.retrieve (plpy/retrieve.py): the settings, the chosen workspaces, the
-temporal signal and the archive decision, the deference of this search, and the query's
-material (entities named, identifiers, content words, title and file keys). `db` is a
-retrieve.Statements: prepared statements of the session.
+Part of the packet (facts by meaning, plpy/fact_choice.py; the timeline's categories,
+plpy/timeline.py) and of exo_private.retrieve (whether a document's sentence comes close to the
+question: search.answer_check). A vector is kept as 4-byte floats: 1.5 KB for MiniLM's 384
+dimensions, where a list of Python floats takes 12 KB.
 """
 
-import datetime
-import json
+import math
 import time
-
-def elapsed_ms(since):
-    """Milliseconds since a time.monotonic() reading, to two places."""
-    return round((time.monotonic() - since) * 1000, 2)
-
-def load_settings(db):
-    """The settings a search reads: retrieval.*, packet.*, models.*, deference.*, reader.*."""
-    return {
-        r["key"]: json.loads(r["value"])
-        for r in db.run(
-            "settings",
-            "select key, value::text from exo_private.settings "
-            "where key like 'retrieval.%' or key like 'packet.%' or key like 'models.%' "
-            "or key like 'deference.%' or key like 'reader.%'",
-            [],
-            [],
-        )
-    }
-
-def choose_workspaces(db, workspaces):
-    """The workspaces to search: all (null), else the caller's, each once, in the caller's order."""
-    known = [
-        r["name"]
-        for r in db.run("workspaces", "select name from exo_private.workspaces order by name", [], [])
-    ]
-    return known if workspaces is None else [w for i, w in enumerate(workspaces) if w not in workspaces[:i]]
-
-def active_model(db):
-    """{id, dimensions} of the embedding model in use (None, None before any embedding)."""
-    row = db.run(
-        "model",
-        "select m.id, m.dimensions from exo_private.embedding_models m "
-        "where m.id = exo_private.active_embedding_model()",
-        [],
-        [],
-    )
-    return (
-        {"id": row[0]["id"], "dimensions": row[0]["dimensions"]} if row else {"id": None, "dimensions": None}
-    )
-
-def stands_alone(text, start, end):
-    """Whether text[start:end] is words of their own, not part of a longer token ("2017-03-28"
-    in the file name "2017-03-28.md" is part of an identifier)."""
-    before = text[start - 1] if start > 0 else " "
-    after = text[end : end + 2]
-    return (before.isspace() or before in "([\"'") and (
-        not after or after[0].isspace() or (after[0] in ",.;:!?)]\"'" and not after[1:].isalnum())
-    )
-
-class Question:
-    """One search's reading of its question: day, signal, archive decision, deference, material."""
-
-    def __init__(self, text, as_of):
-        self.text = text  # the query's first search.MAX_INPUT_CHARS characters
-        self.as_of_day = (as_of or "")[:10] or datetime.date.today().isoformat()
-        self.today = datetime.date.fromisoformat(self.as_of_day)
-        # The exact moment: nothing sent after it is shown (search.cut_at); None: now.
-        self.moment = datetime.datetime.fromisoformat(as_of) if as_of else None
-
-    def read_time(self, db, open_archive):
-        """The temporal signal and whether the archive opens before any search."""
-        self.signal = json.loads(
-            db.run(
-                "temporal",
-                "select exo.temporal_signal($1, $2)::text as s",
-                ["text", "date"],
-                [self.text, self.as_of_day],
-            )[0]["s"]
-        )
-        self.archive_open, self.archive_why = archive_decision(self.signal, open_archive)
-        self.span = self.signal.get("span")
-        # The question's words without the times it names: a date is a time to rank by
-        # (freshness, the dated stage), not words to match ("2025", "06", "June" match other days).
-        words = list(self.text)
-        for s in self.signal["signals"]:
-            if s["kind"] != "cue" and stands_alone(self.text, s["start"], s["end"]):
-                words[s["start"] : s["end"]] = " " * (s["end"] - s["start"])
-        self.words = "".join(words)
-
-    def read_care(self, db, bridge, settings):
-        """The deferred subjects and this search's Deference (time and care decided apart)."""
-        self.deferred = [
-            {"subject": r["subject"], "aliases": list(r["aliases"] or [])}
-            for r in db.run(
-                "deferred",
-                "select subject, aliases from exo_private.deferred_subjects order by subject",
-                [],
-                [],
-            )
-        ]
-        # An open archive releases a subject only when the question names it, unless the owner
-        # chose the looser rule (deference.time_releases).
-        self.time_releases = bool(settings.get("deference.time_releases", False))
-        self.care = Deference(
-            self.deferred, bridge, self.text, self.archive_open, self.archive_why, self.time_releases
-        )
-
-    def read_material(self, db, chosen, max_entities):
-        """Entities the question names (per workspace, longest name first) that the search may
-        show (one known only from withheld material is not recognised: the report would tell
-        it exists), identifiers, content words, title keys and file keys."""
-        released = self.care.released_keys_of_search()
-        if released is None:  # every subject released: its names open it
-            released = [n for s in self.deferred for n in [s["subject"], *s["aliases"]]]
-        self.entities = {}
-        for r in db.run(
-            "entities",
-            "with found as materialized ("
-            "  select e.id, e.workspace, e.name, e.canonical_key from exo_private.entities e"
-            "  where e.canonical_key = any ($1) and e.workspace = any ($2)"
-            ") "
-            "select f.id, f.workspace, f.name from found f "
-            "where f.id in (select exo_private.entities_shown(array(select x.id from found x), $3)) "
-            "order by f.workspace, length(f.canonical_key) desc, f.id",
-            ["text[]", "text[]", "text[]"],
-            [ngram_keys(self.text), chosen, released],
-        ):
-            found = self.entities.setdefault(r["workspace"], [])
-            if len(found) < max_entities:
-                found.append({"id": r["id"], "name": r["name"]})
-        self.idents = identifiers(self.words)
-        self.terms = content_words(self.words)
-        self.titles = title_keys(self.text)
-        self.files = file_keys(self.text)
-
-    def temporal_report(self):
-        return {
-            "signal": self.signal["signal"],
-            "opens_archive": self.signal["opens_archive"],
-            "signals": [
-                {"kind": s["kind"], "text": s["text"], "opens_archive": s["opens_archive"]}
-                for s in self.signal["signals"]
-            ],
-            "years": self.signal["years"],
-            "span": self.span,
-        }
-
-    def recognised_report(self):
-        return {
-            "identifiers": self.idents,
-            "entities": {ws: [e["name"] for e in found] for ws, found in self.entities.items()},
-        }
-"""The query's vector for one search (stdlib only).
-
-Part of exo_private.retrieve (plpy/retrieve.py). The caller's vector when it gave one; else
-the embeddings endpoint's, within the session's embedding budget (reader.embed_calls_per_minute,
-plpy/budget.py over GD, shared with exo.embed_query). The request is sent before the stages run
-and its answer read when a stage first needs the vector (model_client.EmbeddingCall), so the
-model embeds while the stages that need no vector run; the wait asks for the statement's
-interrupts, so a cancelled statement ends it at once. close() gives up an answer not read, on
-every path out. The vector is kept for the session (question_vector.keep_vector) for the packet
-built on the search. The report's timings: embed_query from the request to the answer read,
-embed_query_wait what of it the search spent waiting.
-"""
-
-import time
+from array import array
 
 """A per-session call budget for model endpoints the reader can reach (stdlib only).
 
@@ -39557,7 +39790,7 @@ def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 """The question's vector kept for the session (stdlib only): the search
 (query_embedding.QueryEmbedding) keeps the vector it embedded or was given, and the packet built
-on that search (fact_choice.embedding_meaning) compares the question with its facts by it instead
+on that search (meaning.embedding_meaning) compares the question with its facts by it instead
 of embedding the question a second time."""
 
 import json
@@ -39572,6 +39805,219 @@ def kept_vector(store, model, question):
     """The vector (floats) of the last search's question when it was `question`, by `model`."""
     held = store.get(KEPT)
     return json.loads(held[2]) if held and held[:2] == (model, question) else None
+
+MAX_CACHED_VECTORS = 5000
+RETRY_AFTER_S = 60.0
+"""How long a session leaves the embeddings endpoint alone after a failed call."""
+
+def embedding_meaning(setting, timeout_s, calls_per_minute, store, cache):
+    """meaning(query, texts): cosine similarities by the embeddings endpoint of
+    `setting` (a models.embeddings value), one call for the texts not in `cache` (a dict kept
+    for the session), within the session's "embed" budget (`store`, the session's GD, which also
+    keeps the search's vector of the question: question_vector.kept_vector, so a packet embeds its
+    question once); None when the call fails or the budget is spent (the packet then chooses by
+    words and evidence). After a failed call the endpoint is not asked again for RETRY_AFTER_S: a
+    hanging server costs one timeout a minute, not one a packet."""
+
+    def meaning(query, texts):
+        model = setting.get("model")
+        known = {t: cache[(model, t)] for t in texts if (model, t) in cache}
+        asked = cache.get((model, query)) or kept_vector(store, model, query)
+        missing = [t for t in dict.fromkeys(texts if asked else [query, *texts]) if t not in known]
+        if missing:
+            if time.monotonic() < cache.get("failed_until", 0.0):
+                return None
+            try:
+                endpoint = Endpoint.from_setting(dict(setting, timeout_s=timeout_s or 3))
+            except ValueError:
+                return None  # no endpoint configured: nothing to ask
+            if not allow(store, "embed", calls_per_minute):
+                return None
+            try:
+                vectors = embed(endpoint, missing)
+            except (ModelError, ValueError):
+                cache["failed_until"] = time.monotonic() + RETRY_AFTER_S
+                return None
+            if len(cache) + len(missing) > MAX_CACHED_VECTORS:
+                cache.clear()
+            fetched = dict(zip(missing, vectors, strict=True))
+            cache.update({(model, t): array("f", v) for t, v in fetched.items()})
+            known.update(fetched)
+            asked = asked or fetched[query]
+        return [cosine(asked, known[t]) for t in texts]
+
+    return meaning
+
+def cosine(a, b):
+    norm = math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+    return sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
+"""What a search reads from its question before any stage runs (stdlib only).
+
+Part of exo_private.retrieve (plpy/retrieve.py): the settings, the chosen workspaces, the
+temporal signal and the archive decision, the deference of this search, and the query's
+material (entities named, identifiers, content words, title and file keys). `db` is a
+retrieve.Statements: prepared statements of the session.
+"""
+
+import datetime
+import json
+import time
+
+def elapsed_ms(since):
+    """Milliseconds since a time.monotonic() reading, to two places."""
+    return round((time.monotonic() - since) * 1000, 2)
+
+def load_settings(db):
+    """The settings a search reads: retrieval.*, packet.*, models.*, deference.*, reader.*."""
+    return {
+        r["key"]: json.loads(r["value"])
+        for r in db.run(
+            "settings",
+            "select key, value::text from exo_private.settings "
+            "where key like 'retrieval.%' or key like 'packet.%' or key like 'models.%' "
+            "or key like 'deference.%' or key like 'reader.%'",
+            [],
+            [],
+        )
+    }
+
+def choose_workspaces(db, workspaces):
+    """The workspaces to search: all (null), else the caller's, each once, in the caller's order."""
+    known = [
+        r["name"]
+        for r in db.run("workspaces", "select name from exo_private.workspaces order by name", [], [])
+    ]
+    return known if workspaces is None else [w for i, w in enumerate(workspaces) if w not in workspaces[:i]]
+
+def active_model(db):
+    """{id, dimensions} of the embedding model in use (None, None before any embedding)."""
+    row = db.run(
+        "model",
+        "select m.id, m.dimensions from exo_private.embedding_models m "
+        "where m.id = exo_private.active_embedding_model()",
+        [],
+        [],
+    )
+    return (
+        {"id": row[0]["id"], "dimensions": row[0]["dimensions"]} if row else {"id": None, "dimensions": None}
+    )
+
+def stands_alone(text, start, end):
+    """Whether text[start:end] is words of their own, not part of a longer token ("2017-03-28"
+    in the file name "2017-03-28.md" is part of an identifier)."""
+    before = text[start - 1] if start > 0 else " "
+    after = text[end : end + 2]
+    return (before.isspace() or before in "([\"'") and (
+        not after or after[0].isspace() or (after[0] in ",.;:!?)]\"'" and not after[1:].isalnum())
+    )
+
+class Question:
+    """One search's reading of its question: day, signal, archive decision, deference, material."""
+
+    def __init__(self, text, as_of):
+        self.text = text  # the query's first search.MAX_INPUT_CHARS characters
+        self.as_of_day = (as_of or "")[:10] or datetime.date.today().isoformat()
+        self.today = datetime.date.fromisoformat(self.as_of_day)
+        # The exact moment: nothing sent after it is shown (search.cut_at); None: now.
+        self.moment = datetime.datetime.fromisoformat(as_of) if as_of else None
+
+    def read_time(self, db, open_archive):
+        """The temporal signal and whether the archive opens before any search."""
+        self.signal = json.loads(
+            db.run(
+                "temporal",
+                "select exo.temporal_signal($1, $2)::text as s",
+                ["text", "date"],
+                [self.text, self.as_of_day],
+            )[0]["s"]
+        )
+        self.archive_open, self.archive_why = archive_decision(self.signal, open_archive)
+        self.span = self.signal.get("span")
+        # The question's words without the times it names: a date is a time to rank by
+        # (freshness, the dated stage), not words to match ("2025", "06", "June" match other days).
+        words = list(self.text)
+        for s in self.signal["signals"]:
+            if s["kind"] != "cue" and stands_alone(self.text, s["start"], s["end"]):
+                words[s["start"] : s["end"]] = " " * (s["end"] - s["start"])
+        self.words = "".join(words)
+
+    def read_care(self, db, bridge, settings):
+        """The deferred subjects and this search's Deference (time and care decided apart)."""
+        self.deferred = [
+            {"subject": r["subject"], "aliases": list(r["aliases"] or [])}
+            for r in db.run(
+                "deferred",
+                "select subject, aliases from exo_private.deferred_subjects order by subject",
+                [],
+                [],
+            )
+        ]
+        # An open archive releases a subject only when the question names it, unless the owner
+        # chose the looser rule (deference.time_releases).
+        self.time_releases = bool(settings.get("deference.time_releases", False))
+        self.care = Deference(
+            self.deferred, bridge, self.text, self.archive_open, self.archive_why, self.time_releases
+        )
+
+    def read_material(self, db, chosen, max_entities):
+        """Entities the question names (per workspace, longest name first) that the search may
+        show (one known only from withheld material is not recognised: the report would tell
+        it exists), identifiers, content words, title keys and file keys."""
+        released = self.care.released_keys_of_search()
+        if released is None:  # every subject released: its names open it
+            released = [n for s in self.deferred for n in [s["subject"], *s["aliases"]]]
+        self.entities = {}
+        for r in db.run(
+            "entities",
+            "with found as materialized ("
+            "  select e.id, e.workspace, e.name, e.canonical_key from exo_private.entities e"
+            "  where e.canonical_key = any ($1) and e.workspace = any ($2)"
+            ") "
+            "select f.id, f.workspace, f.name from found f "
+            "where f.id in (select exo_private.entities_shown(array(select x.id from found x), $3)) "
+            "order by f.workspace, length(f.canonical_key) desc, f.id",
+            ["text[]", "text[]", "text[]"],
+            [ngram_keys(self.text), chosen, released],
+        ):
+            found = self.entities.setdefault(r["workspace"], [])
+            if len(found) < max_entities:
+                found.append({"id": r["id"], "name": r["name"]})
+        self.idents = identifiers(self.words)
+        self.terms = content_words(self.words)
+        self.titles = title_keys(self.text)
+        self.files = file_keys(self.text)
+
+    def temporal_report(self):
+        return {
+            "signal": self.signal["signal"],
+            "opens_archive": self.signal["opens_archive"],
+            "signals": [
+                {"kind": s["kind"], "text": s["text"], "opens_archive": s["opens_archive"]}
+                for s in self.signal["signals"]
+            ],
+            "years": self.signal["years"],
+            "span": self.span,
+        }
+
+    def recognised_report(self):
+        return {
+            "identifiers": self.idents,
+            "entities": {ws: [e["name"] for e in found] for ws, found in self.entities.items()},
+        }
+"""The query's vector for one search (stdlib only).
+
+Part of exo_private.retrieve (plpy/retrieve.py). The caller's vector when it gave one; else
+the embeddings endpoint's, within the session's embedding budget (reader.embed_calls_per_minute,
+plpy/budget.py over GD, shared with exo.embed_query). The request is sent before the stages run
+and its answer read when a stage first needs the vector (model_client.EmbeddingCall), so the
+model embeds while the stages that need no vector run; the wait asks for the statement's
+interrupts, so a cancelled statement ends it at once. close() gives up an answer not read, on
+every path out. The vector is kept for the session (question_vector.keep_vector) for the packet
+built on the search. The report's timings: embed_query from the request to the answer read,
+embed_query_wait what of it the search spent waiting.
+"""
+
+import time
 
 class QueryEmbedding:
     """The query's vector as pgvector text, awaited at most once; None when unavailable."""
@@ -40740,6 +41186,26 @@ def add_message_similarity(db, results, embedding, model, report):
     for c in chats:
         c["chat"] = dict(c["chat"], similarity=[sims.get(m) for m in c["chat"]["message_ids"]])
 
+def nearest_sentence(question, candidates, embedding, settings, report, SD, GD):
+    """The greatest similarity in meaning of a sentence of the `candidates` to the question
+    (search.document_sentences, embedded in one call and kept for the session), or None: a chat
+    window among them, no sentence, no query vector, or the endpoint failing or over the
+    session's budget; none without stored vectors (no embedding model in use)."""
+    sentences = document_sentences(candidates)
+    if not sentences or embedding.model["id"] is None or embedding.vector(report) is None:
+        return None
+    t = time.monotonic()
+    meaning = embedding_meaning(
+        settings["models.embeddings"] or {},
+        settings["retrieval.embed_timeout_s"],
+        settings.get("reader.embed_calls_per_minute", 120),
+        GD,
+        SD.setdefault("sentence_vectors", {}),
+    )
+    similarities = meaning(question, sentences)
+    report["timings_ms"]["embed_sentences"] = elapsed_ms(t)
+    return max(similarities) if similarities else None
+
 def result_row(n, c):
     """One result: what exo.search shows, the chat details of a chat chunk (the packet's citation
     and excerpt), the title BM25 read with it (document_title: a conversation's own, none where
@@ -40879,6 +41345,10 @@ def run(
             names_known=any(q.entities.values()),
             far=settings["packet.answer_far_similarity"],
             names_written=bool(written_names(q.text)),
+            sentence_far=settings["packet.answer_far_sentence_similarity"],
+            nearest_sentence=lambda: nearest_sentence(
+                q.text, ranked[: settings["packet.max_chunks"]], embedding, settings, report, SD, GD
+            ),
         )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}

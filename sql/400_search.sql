@@ -915,6 +915,7 @@ set search_path = exo_private, pg_temp
 as $$
 # exo:include changes
 # exo:include fact_choice
+# exo:include meaning
 # exo:include passage_days
 # exo:include timeline
 import datetime

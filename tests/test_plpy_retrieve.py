@@ -60,6 +60,8 @@ SETTINGS = {
     "deference.time_releases": False,
     "packet.answer_close_similarity": 0.5,
     "packet.answer_far_similarity": 0.3,
+    "packet.answer_far_sentence_similarity": 0.45,
+    "packet.max_chunks": 5,
 }
 NO_SIGNAL = {"signal": "none", "opens_archive": False, "signals": [], "years": []}
 

@@ -1339,6 +1339,71 @@ def test_a_question_of_several_words_that_nothing_comes_near_in_meaning_is_answe
     assert dated["found"] is True
 
 
+def test_a_question_no_sentence_of_the_documents_comes_near_is_answered_by_nothing():
+    # "How do I convert a string to all lowercase or capital letters?" of a memory of Debian's FAQs
+    # without sed's: every word is held, half of what they weigh in one passage, and the passage
+    # comes as near in meaning as one that answers
+    uses = {"convert": 6, "string": 9, "lowercase": 1, "capital": 2, "letters": 4}
+    passage = [_candidate(1, body="Convert the string: capital letters stay, lowercase ones go.")]
+    asked = []
+
+    def check(nearest, uses=uses, **kw):
+        def nearest_sentence():
+            asked.append(nearest)
+            return nearest
+
+        return search.answer_check(
+            passage,
+            {1: 0.42},
+            0.5,
+            lambda: uses,
+            far=0.3,
+            sentence_far=0.45,
+            nearest_sentence=nearest_sentence,
+            **kw,
+        )
+
+    far = check(0.38)
+    assert (far["found"], far["nearest_sentence"]) == (False, 0.38)
+    assert far["why"] == "no sentence of the passages comes within 0.45 of the question in meaning"
+    assert check(0.46)["found"] is True  # a sentence that answers comes near
+    # no sentences to compare (a chat window among the passages, or the endpoint down): the words decide
+    assert check(None)["found"] is True
+    # a short question, or one that names someone, says too little for its similarity to count
+    assert check(0.2, uses={"live": 4, "city": 2})["found"] is True
+    assert check(0.2, names_known=True)["found"] is True
+    assert check(0.2, names_written=True)["found"] is True
+    assert asked == [0.38, 0.46, None]  # asked only where it decides
+    off = search.answer_check(
+        passage, {1: 0.42}, 0.5, lambda: uses, sentence_far=0.0, nearest_sentence=lambda: 0.1
+    )
+    assert off["found"] is True  # the setting's 0 turns the rule off
+    # an exact match or a passage close in meaning answers without the sentences
+    dated = search.answer_check(
+        [_candidate(1, match="dated")], {1: 0.1}, 0.5, lambda: uses, sentence_far=0.45, nearest_sentence=None
+    )
+    assert dated["found"] is True
+
+
+def test_the_sentences_compared_are_the_documents_own_each_once_and_none_with_a_chat_window():
+    note = _candidate(
+        1,
+        body="# Zlib\n\nIt compresses. Deflate is the format zlib writes.\n- an item\n\nDeflate is the format zlib writes.",
+    )
+    other = _candidate(2, body="Use gzip for files. Three words here.")
+    # a heading, a short sentence or list item, a sentence said twice: compared once or not at all
+    assert search.document_sentences([note, other]) == [
+        "Deflate is the format zlib writes.",
+        "Use gzip for files.",
+    ]
+    chat = _candidate(3, body="09:00 Sam: hi", chat={"message_ids": [1]})
+    assert search.document_sentences([note, chat]) is None
+    many = [
+        _candidate(n, body=" ".join(f"Sentence {n} number {i} here." for i in range(30))) for n in range(3)
+    ]
+    assert len(search.document_sentences(many)) == search.NEAREST_SENTENCES
+
+
 def test_words_nowhere_that_outweigh_the_rest_answer_nothing_however_many_everyday_words_are_held():
     def found(uses):
         return search.answer_check([_candidate(1)], {1: 0.1}, 0.5, lambda: uses)["found"]
