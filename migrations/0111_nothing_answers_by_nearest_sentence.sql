@@ -7,7 +7,8 @@
 -- program's questions 0.17-0.68, median 0.35).
 insert into exo_private.settings (key, value, description) values
     ('packet.answer_far_sentence_similarity', '0.45',
-     'The cosine similarity to the question below which no sentence of the documents a packet '
-     'would show (its first packet.max_chunks candidates, none a chat window) answers a question '
+     'The cosine similarity to the question below which no sentence holding one of its words, of '
+     'the documents a packet would show (its first packet.max_chunks candidates, none a chat '
+     'window or holding a key: value line), answers a question '
      'of three content words or more that writes no name: the packet then says nothing in the '
      'memory answers. The sentences are embedded at search time, one call. 0 turns it off.');

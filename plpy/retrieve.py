@@ -207,12 +207,13 @@ def add_message_similarity(db, results, embedding, model, report):
         c["chat"] = dict(c["chat"], similarity=[sims.get(m) for m in c["chat"]["message_ids"]])
 
 
-def nearest_sentence(question, candidates, embedding, settings, report, SD, GD):
-    """The greatest similarity in meaning of a sentence of the `candidates` to the question
-    (search.document_sentences, embedded in one call and kept for the session), or None: a chat
-    window among them, no sentence, no query vector, or the endpoint failing or over the
-    session's budget; none without stored vectors (no embedding model in use)."""
-    sentences = document_sentences(candidates)
+def nearest_sentence(question, words, candidates, embedding, settings, report, SD, GD):
+    """The greatest similarity in meaning to the question of a sentence of the `candidates` that
+    holds one of its `words` (search.document_sentences, embedded in one call and kept for the
+    session), or None: a chat window among them, no such sentence, no query vector, or the
+    endpoint failing or over the session's budget; none without stored vectors (no embedding
+    model in use)."""
+    sentences = document_sentences(candidates, words)
     if not sentences or embedding.model["id"] is None or embedding.vector(report) is None:
         return None
     t = time.monotonic()
@@ -369,8 +370,8 @@ def run(
             far=settings["packet.answer_far_similarity"],
             names_written=bool(written_names(q.text)),
             sentence_far=settings["packet.answer_far_sentence_similarity"],
-            nearest_sentence=lambda: nearest_sentence(
-                q.text, ranked[: settings["packet.max_chunks"]], embedding, settings, report, SD, GD
+            nearest_sentence=lambda words: nearest_sentence(
+                q.text, words, ranked[: settings["packet.max_chunks"]], embedding, settings, report, SD, GD
             ),
         )
         timings["rerank"] = elapsed_ms(t)

@@ -10,6 +10,7 @@ import datetime
 import json
 import math
 import re
+from itertools import pairwise
 
 from textnorm import canonical_key
 
@@ -400,7 +401,7 @@ COMMON_WORD_CHUNKS = 20
 
 # The sentences the nearest-sentence rule embeds at most (about 4 ms each on two cores, MiniLM),
 # and the fewest words of one it counts (a heading or a list item of a word or two is no answer).
-NEAREST_SENTENCES = 40
+NEAREST_SENTENCES = 24
 SENTENCE_WORDS = 4
 
 
@@ -471,9 +472,9 @@ def answer_check(
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
     its words are used: nothing answers a question of FAR_WORDS content words or more that names no
-    one when no sentence of the passages a packet shows comes within `sentence_far` of it
-    (nearest_sentence() -> the greatest similarity, or None when it cannot be had, as where one
-    is a chat window: a reply is often far from the question it answers, "about ten years now"):
+    one when no sentence of the passages a packet shows that holds one of its words comes within
+    `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
+    cannot be had, as where one is a chat window or a record: document_sentences):
     a passage on the memory's subject shares a question's words without saying what it asks ("How
     do I convert a string to all lowercase or capital letters?" of a memory of Debian's FAQs
     without sed's), while a sentence that answers comes close where its passage, holding other
@@ -523,7 +524,7 @@ def answer_check(
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
     ):
-        nearest = nearest_sentence()
+        nearest = nearest_sentence(list(uses))
         if nearest is not None:
             check["nearest_sentence"] = round(nearest, 3)
             if nearest < sentence_far:
@@ -535,18 +536,39 @@ def answer_check(
     return dict(check, found=True, why="the memory uses the question's words")
 
 
-def document_sentences(candidates):
-    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates, in their
-    order, each once, at most NEAREST_SENTENCES: what the nearest-sentence rule of answer_check
-    embeds. None where a candidate is a chat window (the rule is for documents)."""
-    if any(c.get("chat") for c in candidates):
+# A line of a record, "key: value" (a bullet and bold marks allowed: "- **Employer:** Northwind
+# Labs"), as exo_private.declared_facts reads a canonical document's lines.
+_KEY_VALUE = re.compile(r"[ \t]*(?:[-*+][ \t]+)?([^\W\d_][\w-]*(?: +[\w-]+){0,3}) *:[ \t]+\S")
+KEY_CHARS = 40
+
+
+def holds_record(body):
+    """Whether `body` holds a record: two lines in a row of "key: value" (a key of at most four
+    words and KEY_CHARS characters). One such line is as often a line of wrapped prose ("two
+    formats: e.g., ...")."""
+    lines = body.replace("**", "").split("\n")
+    keyed = [bool((m := _KEY_VALUE.match(line)) and len(m.group(1)) <= KEY_CHARS) for line in lines]
+    return any(a and b for a, b in pairwise(keyed))
+
+
+def document_sentences(candidates, words):
+    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates that hold
+    one of `words` (the question's content words, by stems()), in their order, each once, at most
+    NEAREST_SENTENCES: what the nearest-sentence rule of answer_check embeds. A sentence that
+    answers holds one (179 of 180 answered questions of Debian's FAQs; half of another program's
+    nearest do not). None where a candidate is a chat window (the rule is for documents) or holds
+    a line of a record (holds_record): a reply, or a record's line, is often far in meaning from
+    the question it answers ("about ten years now"; "- **Employer:** Northwind Labs" is 0.38 from
+    "Where do I work?" by MiniLM)."""
+    if any(c.get("chat") or holds_record(c["body"]) for c in candidates):
         return None
+    asked = {w[:5] for w in words}
     seen = []
     for c in candidates:
         body = c["body"]
         for a, b in sentence_spans(body):
             sentence = " ".join(body[a:b].split())
-            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen:
+            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen and asked & stems(sentence):
                 seen.append(sentence)
                 if len(seen) == NEAREST_SENTENCES:
                     return seen

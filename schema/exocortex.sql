@@ -4182,6 +4182,7 @@ import datetime
 import json
 import math
 import re
+from itertools import pairwise
 
 """Text normalisation shared by the database and the worker (stdlib only).
 
@@ -4563,7 +4564,7 @@ COMMON_WORD_CHUNKS = 20
 
 # The sentences the nearest-sentence rule embeds at most (about 4 ms each on two cores, MiniLM),
 # and the fewest words of one it counts (a heading or a list item of a word or two is no answer).
-NEAREST_SENTENCES = 40
+NEAREST_SENTENCES = 24
 SENTENCE_WORDS = 4
 
 # The words that may open a question's last noun phrase, and those after which a determiner opens
@@ -4631,9 +4632,9 @@ def answer_check(
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
     its words are used: nothing answers a question of FAR_WORDS content words or more that names no
-    one when no sentence of the passages a packet shows comes within `sentence_far` of it
-    (nearest_sentence() -> the greatest similarity, or None when it cannot be had, as where one
-    is a chat window: a reply is often far from the question it answers, "about ten years now"):
+    one when no sentence of the passages a packet shows that holds one of its words comes within
+    `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
+    cannot be had, as where one is a chat window or a record: document_sentences):
     a passage on the memory's subject shares a question's words without saying what it asks ("How
     do I convert a string to all lowercase or capital letters?" of a memory of Debian's FAQs
     without sed's), while a sentence that answers comes close where its passage, holding other
@@ -4683,7 +4684,7 @@ def answer_check(
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
     ):
-        nearest = nearest_sentence()
+        nearest = nearest_sentence(list(uses))
         if nearest is not None:
             check["nearest_sentence"] = round(nearest, 3)
             if nearest < sentence_far:
@@ -4694,18 +4695,37 @@ def answer_check(
                 )
     return dict(check, found=True, why="the memory uses the question's words")
 
-def document_sentences(candidates):
-    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates, in their
-    order, each once, at most NEAREST_SENTENCES: what the nearest-sentence rule of answer_check
-    embeds. None where a candidate is a chat window (the rule is for documents)."""
-    if any(c.get("chat") for c in candidates):
+# A line of a record, "key: value" (a bullet and bold marks allowed: "- **Employer:** Northwind
+# Labs"), as exo_private.declared_facts reads a canonical document's lines.
+_KEY_VALUE = re.compile(r"[ \t]*(?:[-*+][ \t]+)?([^\W\d_][\w-]*(?: +[\w-]+){0,3}) *:[ \t]+\S")
+KEY_CHARS = 40
+
+def holds_record(body):
+    """Whether `body` holds a record: two lines in a row of "key: value" (a key of at most four
+    words and KEY_CHARS characters). One such line is as often a line of wrapped prose ("two
+    formats: e.g., ...")."""
+    lines = body.replace("**", "").split("\n")
+    keyed = [bool((m := _KEY_VALUE.match(line)) and len(m.group(1)) <= KEY_CHARS) for line in lines]
+    return any(a and b for a, b in pairwise(keyed))
+
+def document_sentences(candidates, words):
+    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates that hold
+    one of `words` (the question's content words, by stems()), in their order, each once, at most
+    NEAREST_SENTENCES: what the nearest-sentence rule of answer_check embeds. A sentence that
+    answers holds one (179 of 180 answered questions of Debian's FAQs; half of another program's
+    nearest do not). None where a candidate is a chat window (the rule is for documents) or holds
+    a line of a record (holds_record): a reply, or a record's line, is often far in meaning from
+    the question it answers ("about ten years now"; "- **Employer:** Northwind Labs" is 0.38 from
+    "Where do I work?" by MiniLM)."""
+    if any(c.get("chat") or holds_record(c["body"]) for c in candidates):
         return None
+    asked = {w[:5] for w in words}
     seen = []
     for c in candidates:
         body = c["body"]
         for a, b in sentence_spans(body):
             sentence = " ".join(body[a:b].split())
-            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen:
+            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen and asked & stems(sentence):
                 seen.append(sentence)
                 if len(seen) == NEAREST_SENTENCES:
                     return seen
@@ -7018,6 +7038,7 @@ import datetime
 import json
 import math
 import re
+from itertools import pairwise
 
 """Text normalisation shared by the database and the worker (stdlib only).
 
@@ -7399,7 +7420,7 @@ COMMON_WORD_CHUNKS = 20
 
 # The sentences the nearest-sentence rule embeds at most (about 4 ms each on two cores, MiniLM),
 # and the fewest words of one it counts (a heading or a list item of a word or two is no answer).
-NEAREST_SENTENCES = 40
+NEAREST_SENTENCES = 24
 SENTENCE_WORDS = 4
 
 # The words that may open a question's last noun phrase, and those after which a determiner opens
@@ -7467,9 +7488,9 @@ def answer_check(
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
     its words are used: nothing answers a question of FAR_WORDS content words or more that names no
-    one when no sentence of the passages a packet shows comes within `sentence_far` of it
-    (nearest_sentence() -> the greatest similarity, or None when it cannot be had, as where one
-    is a chat window: a reply is often far from the question it answers, "about ten years now"):
+    one when no sentence of the passages a packet shows that holds one of its words comes within
+    `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
+    cannot be had, as where one is a chat window or a record: document_sentences):
     a passage on the memory's subject shares a question's words without saying what it asks ("How
     do I convert a string to all lowercase or capital letters?" of a memory of Debian's FAQs
     without sed's), while a sentence that answers comes close where its passage, holding other
@@ -7519,7 +7540,7 @@ def answer_check(
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
     ):
-        nearest = nearest_sentence()
+        nearest = nearest_sentence(list(uses))
         if nearest is not None:
             check["nearest_sentence"] = round(nearest, 3)
             if nearest < sentence_far:
@@ -7530,18 +7551,37 @@ def answer_check(
                 )
     return dict(check, found=True, why="the memory uses the question's words")
 
-def document_sentences(candidates):
-    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates, in their
-    order, each once, at most NEAREST_SENTENCES: what the nearest-sentence rule of answer_check
-    embeds. None where a candidate is a chat window (the rule is for documents)."""
-    if any(c.get("chat") for c in candidates):
+# A line of a record, "key: value" (a bullet and bold marks allowed: "- **Employer:** Northwind
+# Labs"), as exo_private.declared_facts reads a canonical document's lines.
+_KEY_VALUE = re.compile(r"[ \t]*(?:[-*+][ \t]+)?([^\W\d_][\w-]*(?: +[\w-]+){0,3}) *:[ \t]+\S")
+KEY_CHARS = 40
+
+def holds_record(body):
+    """Whether `body` holds a record: two lines in a row of "key: value" (a key of at most four
+    words and KEY_CHARS characters). One such line is as often a line of wrapped prose ("two
+    formats: e.g., ...")."""
+    lines = body.replace("**", "").split("\n")
+    keyed = [bool((m := _KEY_VALUE.match(line)) and len(m.group(1)) <= KEY_CHARS) for line in lines]
+    return any(a and b for a, b in pairwise(keyed))
+
+def document_sentences(candidates, words):
+    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates that hold
+    one of `words` (the question's content words, by stems()), in their order, each once, at most
+    NEAREST_SENTENCES: what the nearest-sentence rule of answer_check embeds. A sentence that
+    answers holds one (179 of 180 answered questions of Debian's FAQs; half of another program's
+    nearest do not). None where a candidate is a chat window (the rule is for documents) or holds
+    a line of a record (holds_record): a reply, or a record's line, is often far in meaning from
+    the question it answers ("about ten years now"; "- **Employer:** Northwind Labs" is 0.38 from
+    "Where do I work?" by MiniLM)."""
+    if any(c.get("chat") or holds_record(c["body"]) for c in candidates):
         return None
+    asked = {w[:5] for w in words}
     seen = []
     for c in candidates:
         body = c["body"]
         for a, b in sentence_spans(body):
             sentence = " ".join(body[a:b].split())
-            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen:
+            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen and asked & stems(sentence):
                 seen.append(sentence)
                 if len(seen) == NEAREST_SENTENCES:
                     return seen
@@ -9189,6 +9229,7 @@ import datetime
 import json
 import math
 import re
+from itertools import pairwise
 
 """Text normalisation shared by the database and the worker (stdlib only).
 
@@ -9570,7 +9611,7 @@ COMMON_WORD_CHUNKS = 20
 
 # The sentences the nearest-sentence rule embeds at most (about 4 ms each on two cores, MiniLM),
 # and the fewest words of one it counts (a heading or a list item of a word or two is no answer).
-NEAREST_SENTENCES = 40
+NEAREST_SENTENCES = 24
 SENTENCE_WORDS = 4
 
 # The words that may open a question's last noun phrase, and those after which a determiner opens
@@ -9638,9 +9679,9 @@ def answer_check(
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
     its words are used: nothing answers a question of FAR_WORDS content words or more that names no
-    one when no sentence of the passages a packet shows comes within `sentence_far` of it
-    (nearest_sentence() -> the greatest similarity, or None when it cannot be had, as where one
-    is a chat window: a reply is often far from the question it answers, "about ten years now"):
+    one when no sentence of the passages a packet shows that holds one of its words comes within
+    `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
+    cannot be had, as where one is a chat window or a record: document_sentences):
     a passage on the memory's subject shares a question's words without saying what it asks ("How
     do I convert a string to all lowercase or capital letters?" of a memory of Debian's FAQs
     without sed's), while a sentence that answers comes close where its passage, holding other
@@ -9690,7 +9731,7 @@ def answer_check(
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
     ):
-        nearest = nearest_sentence()
+        nearest = nearest_sentence(list(uses))
         if nearest is not None:
             check["nearest_sentence"] = round(nearest, 3)
             if nearest < sentence_far:
@@ -9701,18 +9742,37 @@ def answer_check(
                 )
     return dict(check, found=True, why="the memory uses the question's words")
 
-def document_sentences(candidates):
-    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates, in their
-    order, each once, at most NEAREST_SENTENCES: what the nearest-sentence rule of answer_check
-    embeds. None where a candidate is a chat window (the rule is for documents)."""
-    if any(c.get("chat") for c in candidates):
+# A line of a record, "key: value" (a bullet and bold marks allowed: "- **Employer:** Northwind
+# Labs"), as exo_private.declared_facts reads a canonical document's lines.
+_KEY_VALUE = re.compile(r"[ \t]*(?:[-*+][ \t]+)?([^\W\d_][\w-]*(?: +[\w-]+){0,3}) *:[ \t]+\S")
+KEY_CHARS = 40
+
+def holds_record(body):
+    """Whether `body` holds a record: two lines in a row of "key: value" (a key of at most four
+    words and KEY_CHARS characters). One such line is as often a line of wrapped prose ("two
+    formats: e.g., ...")."""
+    lines = body.replace("**", "").split("\n")
+    keyed = [bool((m := _KEY_VALUE.match(line)) and len(m.group(1)) <= KEY_CHARS) for line in lines]
+    return any(a and b for a, b in pairwise(keyed))
+
+def document_sentences(candidates, words):
+    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates that hold
+    one of `words` (the question's content words, by stems()), in their order, each once, at most
+    NEAREST_SENTENCES: what the nearest-sentence rule of answer_check embeds. A sentence that
+    answers holds one (179 of 180 answered questions of Debian's FAQs; half of another program's
+    nearest do not). None where a candidate is a chat window (the rule is for documents) or holds
+    a line of a record (holds_record): a reply, or a record's line, is often far in meaning from
+    the question it answers ("about ten years now"; "- **Employer:** Northwind Labs" is 0.38 from
+    "Where do I work?" by MiniLM)."""
+    if any(c.get("chat") or holds_record(c["body"]) for c in candidates):
         return None
+    asked = {w[:5] for w in words}
     seen = []
     for c in candidates:
         body = c["body"]
         for a, b in sentence_spans(body):
             sentence = " ".join(body[a:b].split())
-            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen:
+            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen and asked & stems(sentence):
                 seen.append(sentence)
                 if len(seen) == NEAREST_SENTENCES:
                     return seen
@@ -11326,6 +11386,7 @@ import datetime
 import json
 import math
 import re
+from itertools import pairwise
 
 """Text normalisation shared by the database and the worker (stdlib only).
 
@@ -11707,7 +11768,7 @@ COMMON_WORD_CHUNKS = 20
 
 # The sentences the nearest-sentence rule embeds at most (about 4 ms each on two cores, MiniLM),
 # and the fewest words of one it counts (a heading or a list item of a word or two is no answer).
-NEAREST_SENTENCES = 40
+NEAREST_SENTENCES = 24
 SENTENCE_WORDS = 4
 
 # The words that may open a question's last noun phrase, and those after which a determiner opens
@@ -11775,9 +11836,9 @@ def answer_check(
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
     its words are used: nothing answers a question of FAR_WORDS content words or more that names no
-    one when no sentence of the passages a packet shows comes within `sentence_far` of it
-    (nearest_sentence() -> the greatest similarity, or None when it cannot be had, as where one
-    is a chat window: a reply is often far from the question it answers, "about ten years now"):
+    one when no sentence of the passages a packet shows that holds one of its words comes within
+    `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
+    cannot be had, as where one is a chat window or a record: document_sentences):
     a passage on the memory's subject shares a question's words without saying what it asks ("How
     do I convert a string to all lowercase or capital letters?" of a memory of Debian's FAQs
     without sed's), while a sentence that answers comes close where its passage, holding other
@@ -11827,7 +11888,7 @@ def answer_check(
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
     ):
-        nearest = nearest_sentence()
+        nearest = nearest_sentence(list(uses))
         if nearest is not None:
             check["nearest_sentence"] = round(nearest, 3)
             if nearest < sentence_far:
@@ -11838,18 +11899,37 @@ def answer_check(
                 )
     return dict(check, found=True, why="the memory uses the question's words")
 
-def document_sentences(candidates):
-    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates, in their
-    order, each once, at most NEAREST_SENTENCES: what the nearest-sentence rule of answer_check
-    embeds. None where a candidate is a chat window (the rule is for documents)."""
-    if any(c.get("chat") for c in candidates):
+# A line of a record, "key: value" (a bullet and bold marks allowed: "- **Employer:** Northwind
+# Labs"), as exo_private.declared_facts reads a canonical document's lines.
+_KEY_VALUE = re.compile(r"[ \t]*(?:[-*+][ \t]+)?([^\W\d_][\w-]*(?: +[\w-]+){0,3}) *:[ \t]+\S")
+KEY_CHARS = 40
+
+def holds_record(body):
+    """Whether `body` holds a record: two lines in a row of "key: value" (a key of at most four
+    words and KEY_CHARS characters). One such line is as often a line of wrapped prose ("two
+    formats: e.g., ...")."""
+    lines = body.replace("**", "").split("\n")
+    keyed = [bool((m := _KEY_VALUE.match(line)) and len(m.group(1)) <= KEY_CHARS) for line in lines]
+    return any(a and b for a, b in pairwise(keyed))
+
+def document_sentences(candidates, words):
+    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates that hold
+    one of `words` (the question's content words, by stems()), in their order, each once, at most
+    NEAREST_SENTENCES: what the nearest-sentence rule of answer_check embeds. A sentence that
+    answers holds one (179 of 180 answered questions of Debian's FAQs; half of another program's
+    nearest do not). None where a candidate is a chat window (the rule is for documents) or holds
+    a line of a record (holds_record): a reply, or a record's line, is often far in meaning from
+    the question it answers ("about ten years now"; "- **Employer:** Northwind Labs" is 0.38 from
+    "Where do I work?" by MiniLM)."""
+    if any(c.get("chat") or holds_record(c["body"]) for c in candidates):
         return None
+    asked = {w[:5] for w in words}
     seen = []
     for c in candidates:
         body = c["body"]
         for a, b in sentence_spans(body):
             sentence = " ".join(body[a:b].split())
-            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen:
+            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen and asked & stems(sentence):
                 seen.append(sentence)
                 if len(seen) == NEAREST_SENTENCES:
                     return seen
@@ -13856,6 +13936,7 @@ import datetime
 import json
 import math
 import re
+from itertools import pairwise
 
 """Text normalisation shared by the database and the worker (stdlib only).
 
@@ -14237,7 +14318,7 @@ COMMON_WORD_CHUNKS = 20
 
 # The sentences the nearest-sentence rule embeds at most (about 4 ms each on two cores, MiniLM),
 # and the fewest words of one it counts (a heading or a list item of a word or two is no answer).
-NEAREST_SENTENCES = 40
+NEAREST_SENTENCES = 24
 SENTENCE_WORDS = 4
 
 # The words that may open a question's last noun phrase, and those after which a determiner opens
@@ -14305,9 +14386,9 @@ def answer_check(
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
     its words are used: nothing answers a question of FAR_WORDS content words or more that names no
-    one when no sentence of the passages a packet shows comes within `sentence_far` of it
-    (nearest_sentence() -> the greatest similarity, or None when it cannot be had, as where one
-    is a chat window: a reply is often far from the question it answers, "about ten years now"):
+    one when no sentence of the passages a packet shows that holds one of its words comes within
+    `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
+    cannot be had, as where one is a chat window or a record: document_sentences):
     a passage on the memory's subject shares a question's words without saying what it asks ("How
     do I convert a string to all lowercase or capital letters?" of a memory of Debian's FAQs
     without sed's), while a sentence that answers comes close where its passage, holding other
@@ -14357,7 +14438,7 @@ def answer_check(
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
     ):
-        nearest = nearest_sentence()
+        nearest = nearest_sentence(list(uses))
         if nearest is not None:
             check["nearest_sentence"] = round(nearest, 3)
             if nearest < sentence_far:
@@ -14368,18 +14449,37 @@ def answer_check(
                 )
     return dict(check, found=True, why="the memory uses the question's words")
 
-def document_sentences(candidates):
-    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates, in their
-    order, each once, at most NEAREST_SENTENCES: what the nearest-sentence rule of answer_check
-    embeds. None where a candidate is a chat window (the rule is for documents)."""
-    if any(c.get("chat") for c in candidates):
+# A line of a record, "key: value" (a bullet and bold marks allowed: "- **Employer:** Northwind
+# Labs"), as exo_private.declared_facts reads a canonical document's lines.
+_KEY_VALUE = re.compile(r"[ \t]*(?:[-*+][ \t]+)?([^\W\d_][\w-]*(?: +[\w-]+){0,3}) *:[ \t]+\S")
+KEY_CHARS = 40
+
+def holds_record(body):
+    """Whether `body` holds a record: two lines in a row of "key: value" (a key of at most four
+    words and KEY_CHARS characters). One such line is as often a line of wrapped prose ("two
+    formats: e.g., ...")."""
+    lines = body.replace("**", "").split("\n")
+    keyed = [bool((m := _KEY_VALUE.match(line)) and len(m.group(1)) <= KEY_CHARS) for line in lines]
+    return any(a and b for a, b in pairwise(keyed))
+
+def document_sentences(candidates, words):
+    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates that hold
+    one of `words` (the question's content words, by stems()), in their order, each once, at most
+    NEAREST_SENTENCES: what the nearest-sentence rule of answer_check embeds. A sentence that
+    answers holds one (179 of 180 answered questions of Debian's FAQs; half of another program's
+    nearest do not). None where a candidate is a chat window (the rule is for documents) or holds
+    a line of a record (holds_record): a reply, or a record's line, is often far in meaning from
+    the question it answers ("about ten years now"; "- **Employer:** Northwind Labs" is 0.38 from
+    "Where do I work?" by MiniLM)."""
+    if any(c.get("chat") or holds_record(c["body"]) for c in candidates):
         return None
+    asked = {w[:5] for w in words}
     seen = []
     for c in candidates:
         body = c["body"]
         for a, b in sentence_spans(body):
             sentence = " ".join(body[a:b].split())
-            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen:
+            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen and asked & stems(sentence):
                 seen.append(sentence)
                 if len(seen) == NEAREST_SENTENCES:
                     return seen
@@ -16208,6 +16308,7 @@ import datetime
 import json
 import math
 import re
+from itertools import pairwise
 
 """Text normalisation shared by the database and the worker (stdlib only).
 
@@ -16589,7 +16690,7 @@ COMMON_WORD_CHUNKS = 20
 
 # The sentences the nearest-sentence rule embeds at most (about 4 ms each on two cores, MiniLM),
 # and the fewest words of one it counts (a heading or a list item of a word or two is no answer).
-NEAREST_SENTENCES = 40
+NEAREST_SENTENCES = 24
 SENTENCE_WORDS = 4
 
 # The words that may open a question's last noun phrase, and those after which a determiner opens
@@ -16657,9 +16758,9 @@ def answer_check(
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
     its words are used: nothing answers a question of FAR_WORDS content words or more that names no
-    one when no sentence of the passages a packet shows comes within `sentence_far` of it
-    (nearest_sentence() -> the greatest similarity, or None when it cannot be had, as where one
-    is a chat window: a reply is often far from the question it answers, "about ten years now"):
+    one when no sentence of the passages a packet shows that holds one of its words comes within
+    `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
+    cannot be had, as where one is a chat window or a record: document_sentences):
     a passage on the memory's subject shares a question's words without saying what it asks ("How
     do I convert a string to all lowercase or capital letters?" of a memory of Debian's FAQs
     without sed's), while a sentence that answers comes close where its passage, holding other
@@ -16709,7 +16810,7 @@ def answer_check(
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
     ):
-        nearest = nearest_sentence()
+        nearest = nearest_sentence(list(uses))
         if nearest is not None:
             check["nearest_sentence"] = round(nearest, 3)
             if nearest < sentence_far:
@@ -16720,18 +16821,37 @@ def answer_check(
                 )
     return dict(check, found=True, why="the memory uses the question's words")
 
-def document_sentences(candidates):
-    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates, in their
-    order, each once, at most NEAREST_SENTENCES: what the nearest-sentence rule of answer_check
-    embeds. None where a candidate is a chat window (the rule is for documents)."""
-    if any(c.get("chat") for c in candidates):
+# A line of a record, "key: value" (a bullet and bold marks allowed: "- **Employer:** Northwind
+# Labs"), as exo_private.declared_facts reads a canonical document's lines.
+_KEY_VALUE = re.compile(r"[ \t]*(?:[-*+][ \t]+)?([^\W\d_][\w-]*(?: +[\w-]+){0,3}) *:[ \t]+\S")
+KEY_CHARS = 40
+
+def holds_record(body):
+    """Whether `body` holds a record: two lines in a row of "key: value" (a key of at most four
+    words and KEY_CHARS characters). One such line is as often a line of wrapped prose ("two
+    formats: e.g., ...")."""
+    lines = body.replace("**", "").split("\n")
+    keyed = [bool((m := _KEY_VALUE.match(line)) and len(m.group(1)) <= KEY_CHARS) for line in lines]
+    return any(a and b for a, b in pairwise(keyed))
+
+def document_sentences(candidates, words):
+    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates that hold
+    one of `words` (the question's content words, by stems()), in their order, each once, at most
+    NEAREST_SENTENCES: what the nearest-sentence rule of answer_check embeds. A sentence that
+    answers holds one (179 of 180 answered questions of Debian's FAQs; half of another program's
+    nearest do not). None where a candidate is a chat window (the rule is for documents) or holds
+    a line of a record (holds_record): a reply, or a record's line, is often far in meaning from
+    the question it answers ("about ten years now"; "- **Employer:** Northwind Labs" is 0.38 from
+    "Where do I work?" by MiniLM)."""
+    if any(c.get("chat") or holds_record(c["body"]) for c in candidates):
         return None
+    asked = {w[:5] for w in words}
     seen = []
     for c in candidates:
         body = c["body"]
         for a, b in sentence_spans(body):
             sentence = " ".join(body[a:b].split())
-            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen:
+            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen and asked & stems(sentence):
                 seen.append(sentence)
                 if len(seen) == NEAREST_SENTENCES:
                     return seen
@@ -34882,6 +35002,7 @@ import datetime
 import json
 import math
 import re
+from itertools import pairwise
 
 """Text normalisation shared by the database and the worker (stdlib only).
 
@@ -35263,7 +35384,7 @@ COMMON_WORD_CHUNKS = 20
 
 # The sentences the nearest-sentence rule embeds at most (about 4 ms each on two cores, MiniLM),
 # and the fewest words of one it counts (a heading or a list item of a word or two is no answer).
-NEAREST_SENTENCES = 40
+NEAREST_SENTENCES = 24
 SENTENCE_WORDS = 4
 
 # The words that may open a question's last noun phrase, and those after which a determiner opens
@@ -35331,9 +35452,9 @@ def answer_check(
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
     its words are used: nothing answers a question of FAR_WORDS content words or more that names no
-    one when no sentence of the passages a packet shows comes within `sentence_far` of it
-    (nearest_sentence() -> the greatest similarity, or None when it cannot be had, as where one
-    is a chat window: a reply is often far from the question it answers, "about ten years now"):
+    one when no sentence of the passages a packet shows that holds one of its words comes within
+    `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
+    cannot be had, as where one is a chat window or a record: document_sentences):
     a passage on the memory's subject shares a question's words without saying what it asks ("How
     do I convert a string to all lowercase or capital letters?" of a memory of Debian's FAQs
     without sed's), while a sentence that answers comes close where its passage, holding other
@@ -35383,7 +35504,7 @@ def answer_check(
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
     ):
-        nearest = nearest_sentence()
+        nearest = nearest_sentence(list(uses))
         if nearest is not None:
             check["nearest_sentence"] = round(nearest, 3)
             if nearest < sentence_far:
@@ -35394,18 +35515,37 @@ def answer_check(
                 )
     return dict(check, found=True, why="the memory uses the question's words")
 
-def document_sentences(candidates):
-    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates, in their
-    order, each once, at most NEAREST_SENTENCES: what the nearest-sentence rule of answer_check
-    embeds. None where a candidate is a chat window (the rule is for documents)."""
-    if any(c.get("chat") for c in candidates):
+# A line of a record, "key: value" (a bullet and bold marks allowed: "- **Employer:** Northwind
+# Labs"), as exo_private.declared_facts reads a canonical document's lines.
+_KEY_VALUE = re.compile(r"[ \t]*(?:[-*+][ \t]+)?([^\W\d_][\w-]*(?: +[\w-]+){0,3}) *:[ \t]+\S")
+KEY_CHARS = 40
+
+def holds_record(body):
+    """Whether `body` holds a record: two lines in a row of "key: value" (a key of at most four
+    words and KEY_CHARS characters). One such line is as often a line of wrapped prose ("two
+    formats: e.g., ...")."""
+    lines = body.replace("**", "").split("\n")
+    keyed = [bool((m := _KEY_VALUE.match(line)) and len(m.group(1)) <= KEY_CHARS) for line in lines]
+    return any(a and b for a, b in pairwise(keyed))
+
+def document_sentences(candidates, words):
+    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates that hold
+    one of `words` (the question's content words, by stems()), in their order, each once, at most
+    NEAREST_SENTENCES: what the nearest-sentence rule of answer_check embeds. A sentence that
+    answers holds one (179 of 180 answered questions of Debian's FAQs; half of another program's
+    nearest do not). None where a candidate is a chat window (the rule is for documents) or holds
+    a line of a record (holds_record): a reply, or a record's line, is often far in meaning from
+    the question it answers ("about ten years now"; "- **Employer:** Northwind Labs" is 0.38 from
+    "Where do I work?" by MiniLM)."""
+    if any(c.get("chat") or holds_record(c["body"]) for c in candidates):
         return None
+    asked = {w[:5] for w in words}
     seen = []
     for c in candidates:
         body = c["body"]
         for a, b in sentence_spans(body):
             sentence = " ".join(body[a:b].split())
-            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen:
+            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen and asked & stems(sentence):
                 seen.append(sentence)
                 if len(seen) == NEAREST_SENTENCES:
                     return seen
@@ -36933,6 +37073,7 @@ import datetime
 import json
 import math
 import re
+from itertools import pairwise
 
 """Text normalisation shared by the database and the worker (stdlib only).
 
@@ -37314,7 +37455,7 @@ COMMON_WORD_CHUNKS = 20
 
 # The sentences the nearest-sentence rule embeds at most (about 4 ms each on two cores, MiniLM),
 # and the fewest words of one it counts (a heading or a list item of a word or two is no answer).
-NEAREST_SENTENCES = 40
+NEAREST_SENTENCES = 24
 SENTENCE_WORDS = 4
 
 # The words that may open a question's last noun phrase, and those after which a determiner opens
@@ -37382,9 +37523,9 @@ def answer_check(
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
     its words are used: nothing answers a question of FAR_WORDS content words or more that names no
-    one when no sentence of the passages a packet shows comes within `sentence_far` of it
-    (nearest_sentence() -> the greatest similarity, or None when it cannot be had, as where one
-    is a chat window: a reply is often far from the question it answers, "about ten years now"):
+    one when no sentence of the passages a packet shows that holds one of its words comes within
+    `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
+    cannot be had, as where one is a chat window or a record: document_sentences):
     a passage on the memory's subject shares a question's words without saying what it asks ("How
     do I convert a string to all lowercase or capital letters?" of a memory of Debian's FAQs
     without sed's), while a sentence that answers comes close where its passage, holding other
@@ -37434,7 +37575,7 @@ def answer_check(
         and len(uses) >= FAR_WORDS
         and not (names_known or names_written)
     ):
-        nearest = nearest_sentence()
+        nearest = nearest_sentence(list(uses))
         if nearest is not None:
             check["nearest_sentence"] = round(nearest, 3)
             if nearest < sentence_far:
@@ -37445,18 +37586,37 @@ def answer_check(
                 )
     return dict(check, found=True, why="the memory uses the question's words")
 
-def document_sentences(candidates):
-    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates, in their
-    order, each once, at most NEAREST_SENTENCES: what the nearest-sentence rule of answer_check
-    embeds. None where a candidate is a chat window (the rule is for documents)."""
-    if any(c.get("chat") for c in candidates):
+# A line of a record, "key: value" (a bullet and bold marks allowed: "- **Employer:** Northwind
+# Labs"), as exo_private.declared_facts reads a canonical document's lines.
+_KEY_VALUE = re.compile(r"[ \t]*(?:[-*+][ \t]+)?([^\W\d_][\w-]*(?: +[\w-]+){0,3}) *:[ \t]+\S")
+KEY_CHARS = 40
+
+def holds_record(body):
+    """Whether `body` holds a record: two lines in a row of "key: value" (a key of at most four
+    words and KEY_CHARS characters). One such line is as often a line of wrapped prose ("two
+    formats: e.g., ...")."""
+    lines = body.replace("**", "").split("\n")
+    keyed = [bool((m := _KEY_VALUE.match(line)) and len(m.group(1)) <= KEY_CHARS) for line in lines]
+    return any(a and b for a, b in pairwise(keyed))
+
+def document_sentences(candidates, words):
+    """The sentences (sentence_spans) of SENTENCE_WORDS words or more of the candidates that hold
+    one of `words` (the question's content words, by stems()), in their order, each once, at most
+    NEAREST_SENTENCES: what the nearest-sentence rule of answer_check embeds. A sentence that
+    answers holds one (179 of 180 answered questions of Debian's FAQs; half of another program's
+    nearest do not). None where a candidate is a chat window (the rule is for documents) or holds
+    a line of a record (holds_record): a reply, or a record's line, is often far in meaning from
+    the question it answers ("about ten years now"; "- **Employer:** Northwind Labs" is 0.38 from
+    "Where do I work?" by MiniLM)."""
+    if any(c.get("chat") or holds_record(c["body"]) for c in candidates):
         return None
+    asked = {w[:5] for w in words}
     seen = []
     for c in candidates:
         body = c["body"]
         for a, b in sentence_spans(body):
             sentence = " ".join(body[a:b].split())
-            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen:
+            if len(sentence.split()) >= SENTENCE_WORDS and sentence not in seen and asked & stems(sentence):
                 seen.append(sentence)
                 if len(seen) == NEAREST_SENTENCES:
                     return seen
@@ -41186,12 +41346,13 @@ def add_message_similarity(db, results, embedding, model, report):
     for c in chats:
         c["chat"] = dict(c["chat"], similarity=[sims.get(m) for m in c["chat"]["message_ids"]])
 
-def nearest_sentence(question, candidates, embedding, settings, report, SD, GD):
-    """The greatest similarity in meaning of a sentence of the `candidates` to the question
-    (search.document_sentences, embedded in one call and kept for the session), or None: a chat
-    window among them, no sentence, no query vector, or the endpoint failing or over the
-    session's budget; none without stored vectors (no embedding model in use)."""
-    sentences = document_sentences(candidates)
+def nearest_sentence(question, words, candidates, embedding, settings, report, SD, GD):
+    """The greatest similarity in meaning to the question of a sentence of the `candidates` that
+    holds one of its `words` (search.document_sentences, embedded in one call and kept for the
+    session), or None: a chat window among them, no such sentence, no query vector, or the
+    endpoint failing or over the session's budget; none without stored vectors (no embedding
+    model in use)."""
+    sentences = document_sentences(candidates, words)
     if not sentences or embedding.model["id"] is None or embedding.vector(report) is None:
         return None
     t = time.monotonic()
@@ -41346,8 +41507,8 @@ def run(
             far=settings["packet.answer_far_similarity"],
             names_written=bool(written_names(q.text)),
             sentence_far=settings["packet.answer_far_sentence_similarity"],
-            nearest_sentence=lambda: nearest_sentence(
-                q.text, ranked[: settings["packet.max_chunks"]], embedding, settings, report, SD, GD
+            nearest_sentence=lambda words: nearest_sentence(
+                q.text, words, ranked[: settings["packet.max_chunks"]], embedding, settings, report, SD, GD
             ),
         )
         timings["rerank"] = elapsed_ms(t)

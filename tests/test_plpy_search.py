@@ -1348,8 +1348,8 @@ def test_a_question_no_sentence_of_the_documents_comes_near_is_answered_by_nothi
     asked = []
 
     def check(nearest, uses=uses, **kw):
-        def nearest_sentence():
-            asked.append(nearest)
+        def nearest_sentence(words):
+            asked.append((nearest, sorted(words)))
             return nearest
 
         return search.answer_check(
@@ -1373,9 +1373,10 @@ def test_a_question_no_sentence_of_the_documents_comes_near_is_answered_by_nothi
     assert check(0.2, uses={"live": 4, "city": 2})["found"] is True
     assert check(0.2, names_known=True)["found"] is True
     assert check(0.2, names_written=True)["found"] is True
-    assert asked == [0.38, 0.46, None]  # asked only where it decides
+    # asked only where it decides, with the question's content words
+    assert asked == [(n, sorted(uses)) for n in (0.38, 0.46, None)]
     off = search.answer_check(
-        passage, {1: 0.42}, 0.5, lambda: uses, sentence_far=0.0, nearest_sentence=lambda: 0.1
+        passage, {1: 0.42}, 0.5, lambda: uses, sentence_far=0.0, nearest_sentence=lambda words: 0.1
     )
     assert off["found"] is True  # the setting's 0 turns the rule off
     # an exact match or a passage close in meaning answers without the sentences
@@ -1385,23 +1386,31 @@ def test_a_question_no_sentence_of_the_documents_comes_near_is_answered_by_nothi
     assert dated["found"] is True
 
 
-def test_the_sentences_compared_are_the_documents_own_each_once_and_none_with_a_chat_window():
+def test_the_sentences_compared_hold_a_word_of_the_question_each_once_and_none_with_a_chat_window():
     note = _candidate(
         1,
-        body="# Zlib\n\nIt compresses. Deflate is the format zlib writes.\n- an item\n\nDeflate is the format zlib writes.",
+        body="# Zlib format\n\nIt compresses. Deflate is the format zlib writes.\n- an item\n\n"
+        "Deflate is the format zlib writes. It was written by two people.",
     )
-    other = _candidate(2, body="Use gzip for files. Three words here.")
-    # a heading, a short sentence or list item, a sentence said twice: compared once or not at all
-    assert search.document_sentences([note, other]) == [
+    other = _candidate(2, body="Use gzip for files. Three words here. Formats differ in speed.")
+    # a heading, a short sentence or list item, a sentence said twice, one without a word asked
+    # ("written" is no "writes"): compared once or not at all
+    words = ["format", "writes"]
+    assert search.document_sentences([note, other], words) == [
         "Deflate is the format zlib writes.",
-        "Use gzip for files.",
+        "Formats differ in speed.",
     ]
+    assert search.document_sentences([note, other], ["sofa"]) == []
     chat = _candidate(3, body="09:00 Sam: hi", chat={"message_ids": [1]})
-    assert search.document_sentences([note, chat]) is None
-    many = [
-        _candidate(n, body=" ".join(f"Sentence {n} number {i} here." for i in range(30))) for n in range(3)
-    ]
-    assert len(search.document_sentences(many)) == search.NEAREST_SENTENCES
+    assert search.document_sentences([note, chat], words) is None
+    # a record's line is far in meaning from the question it answers: no judging by sentences
+    record = _candidate(4, body="## Work\n- **Employer:** Northwind Labs, Larkhaven\n- **Role:** DBA")
+    assert search.document_sentences([note, record], ["work"]) is None
+    assert not search.holds_record("At 10:30 we met. The ratio is 3:1; see http://example.org.")
+    assert not search.holds_record("A key of more than four words: value\nand five words here: more")
+    assert not search.holds_record("Its two formats: e.g., as text\nor as tables.\nNote: wrapped prose")
+    many = [_candidate(n, body=" ".join(f"Format {n} number {i} here." for i in range(30))) for n in range(3)]
+    assert len(search.document_sentences(many, words)) == search.NEAREST_SENTENCES
 
 
 def test_words_nowhere_that_outweigh_the_rest_answer_nothing_however_many_everyday_words_are_held():
