@@ -41349,9 +41349,9 @@ def add_message_similarity(db, results, embedding, model, report):
 def nearest_sentence(question, words, candidates, embedding, settings, report, SD, GD):
     """The greatest similarity in meaning to the question of a sentence of the `candidates` that
     holds one of its `words` (search.document_sentences, embedded in one call and kept for the
-    session), or None: a chat window among them, no such sentence, no query vector, or the
-    endpoint failing or over the session's budget; none without stored vectors (no embedding
-    model in use)."""
+    session), or None: a chat window or a record among them, no such sentence, no query vector,
+    or the endpoint failing or over the session's budget; none without stored vectors (no
+    embedding model in use)."""
     sentences = document_sentences(candidates, words)
     if not sentences or embedding.model["id"] is None or embedding.vector(report) is None:
         return None

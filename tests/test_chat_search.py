@@ -9,20 +9,15 @@ questions are asked as exo_reader and only read.
 from __future__ import annotations
 
 import datetime
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import psycopg
 import pytest
 from psycopg import sql
 from psycopg.rows import dict_row
-from support.chat import import_records, msg
-from support.db import Database, create_database, retire_database, use_embeddings
-
-from exocortex.ingest import pipeline
-from exocortex.ops.migrate import grant_database_privileges
-from exocortex.worker.loop import Worker
+from support.chat import msg
+from support.db import Database
+from support.memory import embedded_memory
 
 TODAY = datetime.datetime.now(datetime.UTC).date()
 BOOK_DAY = TODAY - datetime.timedelta(days=20)
@@ -62,33 +57,22 @@ def shown(day: datetime.date, time: str, sender: str, text: str) -> str:
 
 @pytest.fixture(scope="module")
 def corpus(cfg, template_db, real_models) -> Iterator[Database]:
-    db = create_database(cfg, "exo_chat_search", template=template_db.name)
-    try:
-        with db.connect() as conn:
-            grant_database_privileges(conn)
-            use_embeddings(conn, real_models.embeddings.url)
-        with tempfile.TemporaryDirectory() as folder:
-            root = Path(folder)
-            for name, text in NOTES.items():
-                (root / name).parent.mkdir(parents=True, exist_ok=True)
-                (root / name).write_text(f"---\ndate: {TRIP_DAY.isoformat()}\n---\n{text}", encoding="utf-8")
-            pipeline.ingest(cfg, root, workspace="personal", dbname=db.name)
-            records = [
-                msg(
-                    "iris",
-                    sender,
-                    text,
-                    f"{day}T{time}:00Z",
-                    conversation_title="Iris Calder",
-                    is_owner=sender == "Sam Rivera",
-                )
-                for day, time, sender, text in MESSAGES
-            ]
-            import_records(db, records)
-        Worker(cfg, dbname=db.name, once=True, queues=["embed"], poll_s=0.05).run()
+    notes = {name: f"---\ndate: {TRIP_DAY.isoformat()}\n---\n{text}" for name, text in NOTES.items()}
+    records = [
+        msg(
+            "iris",
+            sender,
+            text,
+            f"{day}T{time}:00Z",
+            conversation_title="Iris Calder",
+            is_owner=sender == "Sam Rivera",
+        )
+        for day, time, sender, text in MESSAGES
+    ]
+    with embedded_memory(
+        cfg, template_db, real_models.embeddings.url, "exo_chat_search", notes=notes, records=records
+    ) as db:
         yield db
-    finally:
-        retire_database(db)
 
 
 @pytest.fixture(scope="module")

@@ -9,17 +9,12 @@ are asked as exo_reader.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import psycopg
 import pytest
-from support.db import Database, configure, create_database, retire_database, use_embeddings
-
-from exocortex.ingest import pipeline
-from exocortex.ops.migrate import grant_database_privileges
-from exocortex.worker.loop import Worker
+from support.db import Database, configure
+from support.memory import embedded_memory
 
 NOTES = {
     "gzip.md": "gzip compresses files with the Deflate algorithm. To compress a file, run gzip followed "
@@ -36,19 +31,10 @@ ELSEWHERE = "How do I replace a name in every file of a folder?"
 
 @pytest.fixture(scope="module")
 def corpus(cfg, template_db, real_models) -> Iterator[Database]:
-    db = create_database(cfg, "exo_nearest", template=template_db.name)
-    try:
-        with db.connect() as conn:
-            grant_database_privileges(conn)
-            use_embeddings(conn, real_models.embeddings.url)
-        with tempfile.TemporaryDirectory() as folder:
-            for name, text in NOTES.items():
-                (Path(folder) / name).write_text(text, encoding="utf-8")
-            pipeline.ingest(cfg, Path(folder), workspace="technical", dbname=db.name)
-        Worker(cfg, dbname=db.name, once=True, queues=["embed"], poll_s=0.05).run()
+    with embedded_memory(
+        cfg, template_db, real_models.embeddings.url, "exo_nearest", notes=NOTES, workspace="technical"
+    ) as db:
         yield db
-    finally:
-        retire_database(db)
 
 
 @pytest.fixture(scope="module")

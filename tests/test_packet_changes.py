@@ -10,11 +10,9 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from support.chat import import_records, msg
-from support.db import Database, create_database, retire_database, use_embeddings
-
-from exocortex.ops.migrate import grant_database_privileges
-from exocortex.worker.loop import Worker
+from support.chat import msg
+from support.db import Database
+from support.memory import embedded_memory
 
 TODAY = datetime.datetime.now(datetime.UTC).date()
 OWNER = "Sam Rivera"
@@ -31,24 +29,18 @@ SAID = [
 
 @pytest.fixture(scope="module")
 def memory(cfg, template_db, real_models) -> Iterator[Database]:
-    db = create_database(cfg, "exo_packet_changes", template=template_db.name)
-    try:
-        with db.connect() as conn:
-            grant_database_privileges(conn)
-            use_embeddings(conn, real_models.embeddings.url)
-        records = []
-        for n, (ago, title, text) in enumerate(SAID):
-            day = TODAY - datetime.timedelta(days=ago)
-            reply = "Noted. Here is a short plan you can adapt."
-            records += [
-                msg(f"c{n}", OWNER, text, f"{day}T10:00:00Z", conversation_title=title, is_owner=True),
-                msg(f"c{n}", "Assistant", reply, f"{day}T10:02:00Z", conversation_title=title),
-            ]
-        import_records(db, records)
-        Worker(cfg, dbname=db.name, once=True, queues=["embed"], poll_s=0.05).run()
+    records = []
+    for n, (ago, title, text) in enumerate(SAID):
+        day = TODAY - datetime.timedelta(days=ago)
+        reply = "Noted. Here is a short plan you can adapt."
+        records += [
+            msg(f"c{n}", OWNER, text, f"{day}T10:00:00Z", conversation_title=title, is_owner=True),
+            msg(f"c{n}", "Assistant", reply, f"{day}T10:02:00Z", conversation_title=title),
+        ]
+    with embedded_memory(
+        cfg, template_db, real_models.embeddings.url, "exo_packet_changes", records=records
+    ) as db:
         yield db
-    finally:
-        retire_database(db)
 
 
 @pytest.fixture(scope="module")

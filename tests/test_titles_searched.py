@@ -9,18 +9,13 @@ ingested, all embedded by the real MiniLM; the questions are asked as exo_reader
 from __future__ import annotations
 
 import datetime
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import psycopg
 import pytest
-from support.chat import import_records, msg
-from support.db import Database, create_database, retire_database, use_embeddings
-
-from exocortex.ingest import pipeline
-from exocortex.ops.migrate import grant_database_privileges
-from exocortex.worker.loop import Worker
+from support.chat import msg
+from support.db import Database
+from support.memory import embedded_memory
 
 DAY = datetime.datetime.now(datetime.UTC).date() - datetime.timedelta(days=3)
 NOTE = (
@@ -31,29 +26,23 @@ NOTE = (
 
 @pytest.fixture(scope="module")
 def corpus(cfg, template_db, real_models) -> Iterator[Database]:
-    db = create_database(cfg, "exo_titles", template=template_db.name)
-    try:
-        with db.connect() as conn:
-            grant_database_privileges(conn)
-            use_embeddings(conn, real_models.embeddings.url)
-        with tempfile.TemporaryDirectory() as folder:
-            (Path(folder) / "volunteering.md").write_text(NOTE, encoding="utf-8")
-            pipeline.ingest(cfg, Path(folder), workspace="personal", dbname=db.name)
-        at = f"{DAY.isoformat()}T08:58:00Z"
-        import_records(
-            db,
-            [
-                msg("diet", "Alex Morgan", "I'm vegetarian, please don't suggest meat dishes.", at,
-                    conversation_title="Dietary restriction", is_owner=True),
-                msg("diet", "Assistant", "Noted, thanks for telling me.", at),
-                msg("orders", "Alex Morgan", "Order ORTAND-88 is currently pending.", at, is_owner=True),
-                msg("orders", "Assistant", "Noted, thanks for telling me.", at),
-            ],
-        )  # fmt: skip
-        Worker(cfg, dbname=db.name, once=True, queues=["embed"], poll_s=0.05).run()
+    at = f"{DAY.isoformat()}T08:58:00Z"
+    records = [
+        msg("diet", "Alex Morgan", "I'm vegetarian, please don't suggest meat dishes.", at,
+            conversation_title="Dietary restriction", is_owner=True),
+        msg("diet", "Assistant", "Noted, thanks for telling me.", at),
+        msg("orders", "Alex Morgan", "Order ORTAND-88 is currently pending.", at, is_owner=True),
+        msg("orders", "Assistant", "Noted, thanks for telling me.", at),
+    ]  # fmt: skip
+    with embedded_memory(
+        cfg,
+        template_db,
+        real_models.embeddings.url,
+        "exo_titles",
+        notes={"volunteering.md": NOTE},
+        records=records,
+    ) as db:
         yield db
-    finally:
-        retire_database(db)
 
 
 @pytest.fixture(scope="module")
