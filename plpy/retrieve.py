@@ -212,9 +212,16 @@ def nearest_sentence(question, words, candidates, embedding, settings, report, S
     holds one of its `words` (search.document_sentences, embedded in one call and kept for the
     session), or None: a chat window or a record among them, no such sentence, no query vector,
     or the endpoint failing or over the session's budget; none without stored vectors (no
-    embedding model in use)."""
+    embedding model in use). It never waits for the query's vector: where nothing in the search
+    needed it (no semantic stage, a rerank by the words alone), its request is still in flight
+    and the rule is left out."""
     sentences = document_sentences(candidates, words)
-    if not sentences or embedding.model["id"] is None or embedding.vector(report) is None:
+    if (
+        not sentences
+        or embedding.model["id"] is None
+        or embedding.in_flight()
+        or embedding.vector(report) is None
+    ):
         return None
     t = time.monotonic()
     meaning = embedding_meaning(
