@@ -893,8 +893,13 @@ def _hba_lines(cfg: Config, replica: Replica, add: str | None = None) -> bool:
 
 
 def _forget_role(cfg: Config, replica: Replica) -> list[str]:
-    """A replica on another machine: its slot, its pg_hba.conf lines and its role go."""
+    """A replica on another machine: its slot, its pg_hba.conf lines and its role go. The role
+    may log in no more first: the standby there, still running, reconnects as soon as its
+    walsender is ended and would take the slot back before it is dropped."""
     lines = []
+    with _primary(cfg) as conn:
+        if conn.execute("select 1 from pg_roles where rolname = %s", (replica.role,)).fetchone():
+            conn.execute(sql.SQL("alter role {} nologin").format(sql.Identifier(replica.role)))
     if _drop_slot(cfg, replica.slot):
         lines.append(f"dropped the replication slot {replica.slot}")
     if _hba_lines(cfg, replica):
