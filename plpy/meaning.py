@@ -59,6 +59,18 @@ def embedding_meaning(setting, timeout_s, calls_per_minute, store, cache):
     return meaning
 
 
+def session_meaning(settings, store, cache):
+    """embedding_meaning as a search or a packet has it from its settings (models.embeddings,
+    retrieval.embed_timeout_s, reader.embed_calls_per_minute)."""
+    return embedding_meaning(
+        settings.get("models.embeddings") or {},
+        settings.get("retrieval.embed_timeout_s"),
+        settings.get("reader.embed_calls_per_minute", 120),
+        store,
+        cache,
+    )
+
+
 def cosine(a, b):
     norm = math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
     return sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0

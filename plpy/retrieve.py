@@ -14,7 +14,7 @@ import json
 import time
 
 from changes import asks_now, stated
-from meaning import embedding_meaning
+from meaning import session_meaning
 from months import MONTHS
 from query_analysis import Question, active_model, choose_workspaces, elapsed_ms, load_settings
 from query_embedding import QueryEmbedding
@@ -215,23 +215,13 @@ def nearest_sentence(question, words, candidates, embedding, settings, report, S
     embedding model in use). It never waits for the query's vector: where nothing in the search
     needed it (no semantic stage, a rerank by the words alone), its request is still in flight
     and the rule is left out."""
+    if embedding.model["id"] is None or embedding.in_flight():
+        return None
     sentences = document_sentences(candidates, words)
-    if (
-        not sentences
-        or embedding.model["id"] is None
-        or embedding.in_flight()
-        or embedding.vector(report) is None
-    ):
+    if not sentences or embedding.vector(report) is None:
         return None
     t = time.monotonic()
-    meaning = embedding_meaning(
-        settings["models.embeddings"] or {},
-        settings["retrieval.embed_timeout_s"],
-        settings.get("reader.embed_calls_per_minute", 120),
-        GD,
-        SD.setdefault("sentence_vectors", {}),
-    )
-    similarities = meaning(question, sentences)
+    similarities = session_meaning(settings, GD, SD.setdefault("sentence_vectors", {}))(question, sentences)
     report["timings_ms"]["embed_sentences"] = elapsed_ms(t)
     return max(similarities) if similarities else None
 

@@ -13911,6 +13911,17 @@ def embedding_meaning(setting, timeout_s, calls_per_minute, store, cache):
 
     return meaning
 
+def session_meaning(settings, store, cache):
+    """embedding_meaning as a search or a packet has it from its settings (models.embeddings,
+    retrieval.embed_timeout_s, reader.embed_calls_per_minute)."""
+    return embedding_meaning(
+        settings.get("models.embeddings") or {},
+        settings.get("retrieval.embed_timeout_s"),
+        settings.get("reader.embed_calls_per_minute", 120),
+        store,
+        cache,
+    )
+
 def cosine(a, b):
     norm = math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
     return sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
@@ -18583,10 +18594,7 @@ facts = with_previous([
 # meaning unless the search found the endpoint failing, by what the cited passages state.
 meaning = None
 if not any(d["component"] == "embeddings" for d in report.get("degradations") or []):
-    meaning = embedding_meaning(
-        settings.get("models.embeddings") or {}, settings.get("retrieval.embed_timeout_s"),
-        settings.get("reader.embed_calls_per_minute", 120), GD, SD.setdefault("fact_vectors", {}),
-    )
+    meaning = session_meaning(settings, GD, SD.setdefault("fact_vectors", {}))
 
 def run_statement(name, statement, types, args):
     if name not in SD:
@@ -40008,6 +40016,17 @@ def embedding_meaning(setting, timeout_s, calls_per_minute, store, cache):
 
     return meaning
 
+def session_meaning(settings, store, cache):
+    """embedding_meaning as a search or a packet has it from its settings (models.embeddings,
+    retrieval.embed_timeout_s, reader.embed_calls_per_minute)."""
+    return embedding_meaning(
+        settings.get("models.embeddings") or {},
+        settings.get("retrieval.embed_timeout_s"),
+        settings.get("reader.embed_calls_per_minute", 120),
+        store,
+        cache,
+    )
+
 def cosine(a, b):
     norm = math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
     return sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
@@ -41354,23 +41373,13 @@ def nearest_sentence(question, words, candidates, embedding, settings, report, S
     embedding model in use). It never waits for the query's vector: where nothing in the search
     needed it (no semantic stage, a rerank by the words alone), its request is still in flight
     and the rule is left out."""
+    if embedding.model["id"] is None or embedding.in_flight():
+        return None
     sentences = document_sentences(candidates, words)
-    if (
-        not sentences
-        or embedding.model["id"] is None
-        or embedding.in_flight()
-        or embedding.vector(report) is None
-    ):
+    if not sentences or embedding.vector(report) is None:
         return None
     t = time.monotonic()
-    meaning = embedding_meaning(
-        settings["models.embeddings"] or {},
-        settings["retrieval.embed_timeout_s"],
-        settings.get("reader.embed_calls_per_minute", 120),
-        GD,
-        SD.setdefault("sentence_vectors", {}),
-    )
-    similarities = meaning(question, sentences)
+    similarities = session_meaning(settings, GD, SD.setdefault("sentence_vectors", {}))(question, sentences)
     report["timings_ms"]["embed_sentences"] = elapsed_ms(t)
     return max(similarities) if similarities else None
 

@@ -961,10 +961,7 @@ facts = with_previous([
 # meaning unless the search found the endpoint failing, by what the cited passages state.
 meaning = None
 if not any(d["component"] == "embeddings" for d in report.get("degradations") or []):
-    meaning = embedding_meaning(
-        settings.get("models.embeddings") or {}, settings.get("retrieval.embed_timeout_s"),
-        settings.get("reader.embed_calls_per_minute", 120), GD, SD.setdefault("fact_vectors", {}),
-    )
+    meaning = session_meaning(settings, GD, SD.setdefault("fact_vectors", {}))
 
 
 def run_statement(name, statement, types, args):
