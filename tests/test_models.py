@@ -404,14 +404,40 @@ def test_chat_with_a_json_schema_is_parseable_and_repeatable(real):
     ]  # fmt: skip
     first = client.chat(real.chat, messages, max_tokens=80, response_format=FACT_SCHEMA)
     second = client.chat(real.chat, messages, max_tokens=80, response_format=FACT_SCHEMA)
-    assert first.content == second.content
+    # the same facts; the spacing may differ, as the second call reuses the first's cached prompt
+    assert json.loads(first.content) == json.loads(second.content)
     fact = json.loads(first.content)
     assert set(fact) == {"person", "city", "mentions_database"}
+    assert (fact["person"], fact["city"]) == ("Alice", "Paris")  # in its turn format Gemma reads the text
     assert isinstance(fact["mentions_database"], bool)
     assert first.finish_reason == "stop"
     assert first.prompt_tokens > 20 and 0 < first.completion_tokens <= 80
     with urllib.request.urlopen(f"{real.chat.url}/models", timeout=5) as response:  # --alias names it
         assert [m["id"] for m in json.load(response)["data"]] == [CHAT_MODEL]
+
+
+def _post(url: str, body: dict) -> dict:
+    request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.load(response)
+
+
+def test_chat_prompts_gemma_in_its_turn_format_after_one_bos(real):
+    """The packaged GGUF has no chat template: without gemma_turns.jinja llama-server wrapped every
+    message in ChatML (text Gemma was never trained on) with no BOS, and Gemma echoed the question
+    ("What is the capital of France? mendatang")."""
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "What is the capital of France?"},
+    ]
+    server = real.chat.url.removesuffix("/v1")
+    turns = "<start_of_turn>user\nBe brief.\n\nWhat is the capital of France?<end_of_turn>\n<start_of_turn>model\n"
+    assert _post(f"{server}/apply-template", {"messages": messages})["prompt"] == "<bos>" + turns
+    reply = client.chat(real.chat, messages, max_tokens=8).content
+    assert "Paris" in reply
+    # token for token what the model writes after exactly one BOS (raw completion adds none)
+    raw = _post(f"{server}/completion", {"prompt": "<bos>" + turns, "n_predict": 8, "temperature": 0})
+    assert reply == raw["content"]
 
 
 def test_probe_answers_for_both_servers(real):

@@ -55,6 +55,8 @@ LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost"})
 #: Where the GGUF lives inside the runtime root (next to the data directory).
 ROOT_MODELS_DIR = f"{local.STATE_DIR}/models"
 ROOT_LLAMA_SERVER = "/usr/bin/llama-server"
+#: Gemma's turn format for llama-server: the packaged GGUF has no chat template of its own.
+CHAT_TEMPLATE = Path(__file__).with_name("gemma_turns.jinja")
 #: llama-server: an 8192-token KV cache shared by 2 slots (4096 tokens each), so
 #: two extractions run at once; -t is the number of usable cores.
 CHAT_CONTEXT = 8192
@@ -404,6 +406,17 @@ def _ensure_gguf(folder: Path, progress: Progress) -> Path:
     return target
 
 
+def _ensure_chat_template(folder: Path) -> Path:
+    """Gemma's turn format (gemma_turns.jinja) in folder, next to the GGUF, which carries none."""
+    target = folder / CHAT_TEMPLATE.name
+    text = CHAT_TEMPLATE.read_text(encoding="utf-8")
+    if not target.exists() or target.read_text(encoding="utf-8") != text:
+        folder.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        target.chmod(0o644)  # the root's postgres user reads it
+    return target
+
+
 def _chat_command(
     cfg: Config, port: int, model_name: str, progress: Progress
 ) -> tuple[list[str], dict[str, str]]:
@@ -425,11 +438,13 @@ def _chat_command(
                 f"(llama.cpp-tools is in the runtime's debian-packages.txt)"
             )
         gguf = _ensure_gguf(root / ROOT_MODELS_DIR.lstrip("/"), progress)
+        template = _ensure_chat_template(root / ROOT_MODELS_DIR.lstrip("/"))
         local.mount_proc(root)
         chroot = shutil.which("chroot") or "/usr/sbin/chroot"
         argv = [
             chroot, "--userspec=postgres:postgres", str(root), ROOT_LLAMA_SERVER,
-            "-m", f"{ROOT_MODELS_DIR}/{gguf.name}", *flags,
+            "-m", f"{ROOT_MODELS_DIR}/{gguf.name}",
+            "--jinja", "--chat-template-file", f"{ROOT_MODELS_DIR}/{template.name}", *flags,
         ]  # fmt: skip
         return argv, dict(local.CHROOT_ENV)
     binary = shutil.which("llama-server")
@@ -440,7 +455,10 @@ def _chat_command(
             "models.chat setting's url at a running OpenAI-compatible chat server"
         )
     gguf = _ensure_gguf(cfg.home / "models", progress)
-    return [binary, "-m", str(gguf), *flags], dict(os.environ)
+    template = _ensure_chat_template(cfg.home / "models")
+    return [binary, "-m", str(gguf), "--jinja", "--chat-template-file", str(template), *flags], dict(
+        os.environ
+    )
 
 
 def _embeddings_command(port: int) -> tuple[list[str], dict[str, str]]:
