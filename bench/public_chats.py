@@ -41,7 +41,7 @@ first citation, and with --show N the first packets that missed. --import-only s
 import (import speed on a larger slice, no embeddings).
 
     .venv/bin/python -m bench.public_chats [--package chitchat-dataset==0.9.0] [--max-messages 5000]
-        [--questions 200] [--seed 7] [--show N] [--import-only]
+        [--questions 200] [--seed 7] [--show N] [--import-only] [--setting KEY=JSON]
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ from bench.chat_recall import (
     outcome,
     share,
 )
-from bench.scratch import serve_embeddings_from
+from bench.scratch import add_setting_option, apply_settings, serve_embeddings_from, trial_settings
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
 from exocortex.ingest.chat import import_chat
@@ -244,7 +244,9 @@ def main() -> None:
         action="store_true",
         help="import and describe the corpus; no embeddings, no questions",
     )
+    add_setting_option(parser)
     args = parser.parse_args()
+    args.settings = trial_settings(parser, args)
     cfg = config.load()
     run_dir = Path(tempfile.mkdtemp(prefix="exo-bench-public-chats-"))
     print(f"{datetime.now():%Y-%m-%d %H:%M}, {load_note()}", flush=True)
@@ -266,7 +268,7 @@ def main() -> None:
     try:
         services.start_embeddings(cfg, port, run_dir=run_dir)
         endpoint = Endpoint(f"http://127.0.0.1:{port}/v1", MODEL, 60.0, {"dimensions": DIMENSIONS})
-        measure(cfg, endpoint, export, messages, asked, args.show)
+        measure(cfg, endpoint, export, messages, asked, args.show, args.settings)
     finally:
         services.down(cfg, run_dir=run_dir)
     print(f"\nfinished with {load_note()}")
@@ -290,12 +292,14 @@ def measure(
     messages: list[Message],
     asked: list[Question],
     show: int,
+    settings: list[tuple[str, str]],
 ) -> None:
     by_ordinal = {m.ordinal: m for m in messages}
     indexed = {m.ordinal: f"{m.sender}: {m.text}" for m in messages}
     with scratch_database(cfg, "bench_public_chats") as name:
         with connect(admin_url(cfg, name), "exo-bench-public-chats", autocommit=True) as admin:
             serve_embeddings_from(admin, endpoint.url)
+            apply_settings(admin, settings)
 
         import_export(cfg, name, export)
         began = time.perf_counter()
