@@ -30,10 +30,13 @@ from search import (
     deterministic_relevance,
     document_sentences,
     hints,
+    inverted_subject,
     named_days,
     rank,
     released,
+    searched_text,
     stem,
+    stems,
     written_names,
 )
 from stages import StageSearch, search_with_fallback
@@ -354,6 +357,7 @@ def run(
         relevance, backend, attempts = rerank_relevance(pool)
         ranked = rank(candidates, relevance, weights, today, years, recency, present, days)
         asked = answer_words(asked_phrase(q.text), q.entities)  # lower-case words
+        subject = inverted_subject(q.text)
         report["answer"] = answer_check(
             ranked[:k],
             pool.similarity,
@@ -369,6 +373,12 @@ def run(
             sentence_far=settings["packet.answer_far_sentence_similarity"],
             nearest_sentence=lambda words: nearest_sentence(
                 q.text, words, ranked[: settings["packet.max_chunks"]], embedding, settings, report, SD, GD
+            ),
+            # a name the search recognised is known; a word a candidate holds is used, unasked
+            subject=subject if subject in answer_words(q.terms, q.entities) else None,
+            used=lambda word: (
+                any(word[:5] in stems(searched_text(c)) for c in ranked)
+                or search.word_uses([word], 1)[word] > 0
             ),
         )
         timings["rerank"] = elapsed_ms(t)

@@ -4599,6 +4599,26 @@ def asked_phrase(query):
         return []
     return []
 
+# The verbs that invert a question's subject ("Is zlib thread-safe?"), beside _AUXILIARIES, and
+# the words that may open a question before one ("Why does LTszoff warn ...?").
+_INVERTING = _AUXILIARIES | frozenset(["is", "are", "was", "were", "has", "have", "had"])
+_WH_WORDS = frozenset(["what", "why", "how", "where", "when", "which", "who", "whom", "whose"])
+
+def inverted_subject(query):
+    """The first word of the subject of a question that inverts it, an auxiliary opening the
+    question or following its wh-word ("Is zlib thread-safe?", "Why does LTszoff warn ...?"):
+    what the question is about, where its end (asked_phrase) says what it asks of it. None where
+    no auxiliary opens it, or the word after is a stop word (a pronoun or a determiner: "How do I
+    ...?", "Is my flight late?") or no word but an identifier's part ("dnode1" of "Why does
+    dnode1.c cause ...?": the identifier stage finds those whole)."""
+    tokens = [t.strip(_EDGE).casefold() for t in (query or "")[:MAX_QUERY_CHARS].split()]
+    tokens = [t for t in tokens if t]
+    at = 1 if tokens[:1] and tokens[0] in _WH_WORDS else 0
+    if len(tokens) <= at + 1 or tokens[at] not in _INVERTING:
+        return None
+    word = re.sub(r"['\u2019]s$", "", tokens[at + 1])  # a possessive's owner: "zlib's"
+    return word if word.isalpha() and word not in STOPWORDS else None
+
 def answer_check(
     candidates,
     similarity,
@@ -4611,8 +4631,14 @@ def answer_check(
     names_written=False,
     sentence_far=0.0,
     nearest_sentence=None,
+    subject=None,
+    used=None,
 ):
-    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
+    """report.answer: {found, why, best_similarity}. Nothing answers a question whose `subject`
+    (inverted_subject: "zlib" of "Is zlib thread-safe?") no passage open to the search uses
+    (used(word) -> bool): whatever a passage shares with it, an identifier ("64-bit" of "Will zlib
+    work on a 64-bit machine?") or a meaning (another compressor's formats), it is not about what
+    the question is about. Else something answers when a candidate was found by
     what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
     the embedding rerank ran); nothing does when none comes within `far` of a question of FAR_WORDS
     content words or more that names no one (`names_known`, or a name it writes that the memory may
@@ -4643,6 +4669,12 @@ def answer_check(
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
         return dict(check, found=False, why="no passage matched the question")
+    if subject is not None and not used(subject):
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {subject!r}, what the question is about",
+        )
     if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
@@ -7455,6 +7487,26 @@ def asked_phrase(query):
         return []
     return []
 
+# The verbs that invert a question's subject ("Is zlib thread-safe?"), beside _AUXILIARIES, and
+# the words that may open a question before one ("Why does LTszoff warn ...?").
+_INVERTING = _AUXILIARIES | frozenset(["is", "are", "was", "were", "has", "have", "had"])
+_WH_WORDS = frozenset(["what", "why", "how", "where", "when", "which", "who", "whom", "whose"])
+
+def inverted_subject(query):
+    """The first word of the subject of a question that inverts it, an auxiliary opening the
+    question or following its wh-word ("Is zlib thread-safe?", "Why does LTszoff warn ...?"):
+    what the question is about, where its end (asked_phrase) says what it asks of it. None where
+    no auxiliary opens it, or the word after is a stop word (a pronoun or a determiner: "How do I
+    ...?", "Is my flight late?") or no word but an identifier's part ("dnode1" of "Why does
+    dnode1.c cause ...?": the identifier stage finds those whole)."""
+    tokens = [t.strip(_EDGE).casefold() for t in (query or "")[:MAX_QUERY_CHARS].split()]
+    tokens = [t for t in tokens if t]
+    at = 1 if tokens[:1] and tokens[0] in _WH_WORDS else 0
+    if len(tokens) <= at + 1 or tokens[at] not in _INVERTING:
+        return None
+    word = re.sub(r"['\u2019]s$", "", tokens[at + 1])  # a possessive's owner: "zlib's"
+    return word if word.isalpha() and word not in STOPWORDS else None
+
 def answer_check(
     candidates,
     similarity,
@@ -7467,8 +7519,14 @@ def answer_check(
     names_written=False,
     sentence_far=0.0,
     nearest_sentence=None,
+    subject=None,
+    used=None,
 ):
-    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
+    """report.answer: {found, why, best_similarity}. Nothing answers a question whose `subject`
+    (inverted_subject: "zlib" of "Is zlib thread-safe?") no passage open to the search uses
+    (used(word) -> bool): whatever a passage shares with it, an identifier ("64-bit" of "Will zlib
+    work on a 64-bit machine?") or a meaning (another compressor's formats), it is not about what
+    the question is about. Else something answers when a candidate was found by
     what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
     the embedding rerank ran); nothing does when none comes within `far` of a question of FAR_WORDS
     content words or more that names no one (`names_known`, or a name it writes that the memory may
@@ -7499,6 +7557,12 @@ def answer_check(
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
         return dict(check, found=False, why="no passage matched the question")
+    if subject is not None and not used(subject):
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {subject!r}, what the question is about",
+        )
     if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
@@ -9646,6 +9710,26 @@ def asked_phrase(query):
         return []
     return []
 
+# The verbs that invert a question's subject ("Is zlib thread-safe?"), beside _AUXILIARIES, and
+# the words that may open a question before one ("Why does LTszoff warn ...?").
+_INVERTING = _AUXILIARIES | frozenset(["is", "are", "was", "were", "has", "have", "had"])
+_WH_WORDS = frozenset(["what", "why", "how", "where", "when", "which", "who", "whom", "whose"])
+
+def inverted_subject(query):
+    """The first word of the subject of a question that inverts it, an auxiliary opening the
+    question or following its wh-word ("Is zlib thread-safe?", "Why does LTszoff warn ...?"):
+    what the question is about, where its end (asked_phrase) says what it asks of it. None where
+    no auxiliary opens it, or the word after is a stop word (a pronoun or a determiner: "How do I
+    ...?", "Is my flight late?") or no word but an identifier's part ("dnode1" of "Why does
+    dnode1.c cause ...?": the identifier stage finds those whole)."""
+    tokens = [t.strip(_EDGE).casefold() for t in (query or "")[:MAX_QUERY_CHARS].split()]
+    tokens = [t for t in tokens if t]
+    at = 1 if tokens[:1] and tokens[0] in _WH_WORDS else 0
+    if len(tokens) <= at + 1 or tokens[at] not in _INVERTING:
+        return None
+    word = re.sub(r"['\u2019]s$", "", tokens[at + 1])  # a possessive's owner: "zlib's"
+    return word if word.isalpha() and word not in STOPWORDS else None
+
 def answer_check(
     candidates,
     similarity,
@@ -9658,8 +9742,14 @@ def answer_check(
     names_written=False,
     sentence_far=0.0,
     nearest_sentence=None,
+    subject=None,
+    used=None,
 ):
-    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
+    """report.answer: {found, why, best_similarity}. Nothing answers a question whose `subject`
+    (inverted_subject: "zlib" of "Is zlib thread-safe?") no passage open to the search uses
+    (used(word) -> bool): whatever a passage shares with it, an identifier ("64-bit" of "Will zlib
+    work on a 64-bit machine?") or a meaning (another compressor's formats), it is not about what
+    the question is about. Else something answers when a candidate was found by
     what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
     the embedding rerank ran); nothing does when none comes within `far` of a question of FAR_WORDS
     content words or more that names no one (`names_known`, or a name it writes that the memory may
@@ -9690,6 +9780,12 @@ def answer_check(
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
         return dict(check, found=False, why="no passage matched the question")
+    if subject is not None and not used(subject):
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {subject!r}, what the question is about",
+        )
     if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
@@ -11803,6 +11899,26 @@ def asked_phrase(query):
         return []
     return []
 
+# The verbs that invert a question's subject ("Is zlib thread-safe?"), beside _AUXILIARIES, and
+# the words that may open a question before one ("Why does LTszoff warn ...?").
+_INVERTING = _AUXILIARIES | frozenset(["is", "are", "was", "were", "has", "have", "had"])
+_WH_WORDS = frozenset(["what", "why", "how", "where", "when", "which", "who", "whom", "whose"])
+
+def inverted_subject(query):
+    """The first word of the subject of a question that inverts it, an auxiliary opening the
+    question or following its wh-word ("Is zlib thread-safe?", "Why does LTszoff warn ...?"):
+    what the question is about, where its end (asked_phrase) says what it asks of it. None where
+    no auxiliary opens it, or the word after is a stop word (a pronoun or a determiner: "How do I
+    ...?", "Is my flight late?") or no word but an identifier's part ("dnode1" of "Why does
+    dnode1.c cause ...?": the identifier stage finds those whole)."""
+    tokens = [t.strip(_EDGE).casefold() for t in (query or "")[:MAX_QUERY_CHARS].split()]
+    tokens = [t for t in tokens if t]
+    at = 1 if tokens[:1] and tokens[0] in _WH_WORDS else 0
+    if len(tokens) <= at + 1 or tokens[at] not in _INVERTING:
+        return None
+    word = re.sub(r"['\u2019]s$", "", tokens[at + 1])  # a possessive's owner: "zlib's"
+    return word if word.isalpha() and word not in STOPWORDS else None
+
 def answer_check(
     candidates,
     similarity,
@@ -11815,8 +11931,14 @@ def answer_check(
     names_written=False,
     sentence_far=0.0,
     nearest_sentence=None,
+    subject=None,
+    used=None,
 ):
-    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
+    """report.answer: {found, why, best_similarity}. Nothing answers a question whose `subject`
+    (inverted_subject: "zlib" of "Is zlib thread-safe?") no passage open to the search uses
+    (used(word) -> bool): whatever a passage shares with it, an identifier ("64-bit" of "Will zlib
+    work on a 64-bit machine?") or a meaning (another compressor's formats), it is not about what
+    the question is about. Else something answers when a candidate was found by
     what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
     the embedding rerank ran); nothing does when none comes within `far` of a question of FAR_WORDS
     content words or more that names no one (`names_known`, or a name it writes that the memory may
@@ -11847,6 +11969,12 @@ def answer_check(
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
         return dict(check, found=False, why="no passage matched the question")
+    if subject is not None and not used(subject):
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {subject!r}, what the question is about",
+        )
     if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
@@ -14364,6 +14492,26 @@ def asked_phrase(query):
         return []
     return []
 
+# The verbs that invert a question's subject ("Is zlib thread-safe?"), beside _AUXILIARIES, and
+# the words that may open a question before one ("Why does LTszoff warn ...?").
+_INVERTING = _AUXILIARIES | frozenset(["is", "are", "was", "were", "has", "have", "had"])
+_WH_WORDS = frozenset(["what", "why", "how", "where", "when", "which", "who", "whom", "whose"])
+
+def inverted_subject(query):
+    """The first word of the subject of a question that inverts it, an auxiliary opening the
+    question or following its wh-word ("Is zlib thread-safe?", "Why does LTszoff warn ...?"):
+    what the question is about, where its end (asked_phrase) says what it asks of it. None where
+    no auxiliary opens it, or the word after is a stop word (a pronoun or a determiner: "How do I
+    ...?", "Is my flight late?") or no word but an identifier's part ("dnode1" of "Why does
+    dnode1.c cause ...?": the identifier stage finds those whole)."""
+    tokens = [t.strip(_EDGE).casefold() for t in (query or "")[:MAX_QUERY_CHARS].split()]
+    tokens = [t for t in tokens if t]
+    at = 1 if tokens[:1] and tokens[0] in _WH_WORDS else 0
+    if len(tokens) <= at + 1 or tokens[at] not in _INVERTING:
+        return None
+    word = re.sub(r"['\u2019]s$", "", tokens[at + 1])  # a possessive's owner: "zlib's"
+    return word if word.isalpha() and word not in STOPWORDS else None
+
 def answer_check(
     candidates,
     similarity,
@@ -14376,8 +14524,14 @@ def answer_check(
     names_written=False,
     sentence_far=0.0,
     nearest_sentence=None,
+    subject=None,
+    used=None,
 ):
-    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
+    """report.answer: {found, why, best_similarity}. Nothing answers a question whose `subject`
+    (inverted_subject: "zlib" of "Is zlib thread-safe?") no passage open to the search uses
+    (used(word) -> bool): whatever a passage shares with it, an identifier ("64-bit" of "Will zlib
+    work on a 64-bit machine?") or a meaning (another compressor's formats), it is not about what
+    the question is about. Else something answers when a candidate was found by
     what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
     the embedding rerank ran); nothing does when none comes within `far` of a question of FAR_WORDS
     content words or more that names no one (`names_known`, or a name it writes that the memory may
@@ -14408,6 +14562,12 @@ def answer_check(
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
         return dict(check, found=False, why="no passage matched the question")
+    if subject is not None and not used(subject):
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {subject!r}, what the question is about",
+        )
     if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
@@ -16736,6 +16896,26 @@ def asked_phrase(query):
         return []
     return []
 
+# The verbs that invert a question's subject ("Is zlib thread-safe?"), beside _AUXILIARIES, and
+# the words that may open a question before one ("Why does LTszoff warn ...?").
+_INVERTING = _AUXILIARIES | frozenset(["is", "are", "was", "were", "has", "have", "had"])
+_WH_WORDS = frozenset(["what", "why", "how", "where", "when", "which", "who", "whom", "whose"])
+
+def inverted_subject(query):
+    """The first word of the subject of a question that inverts it, an auxiliary opening the
+    question or following its wh-word ("Is zlib thread-safe?", "Why does LTszoff warn ...?"):
+    what the question is about, where its end (asked_phrase) says what it asks of it. None where
+    no auxiliary opens it, or the word after is a stop word (a pronoun or a determiner: "How do I
+    ...?", "Is my flight late?") or no word but an identifier's part ("dnode1" of "Why does
+    dnode1.c cause ...?": the identifier stage finds those whole)."""
+    tokens = [t.strip(_EDGE).casefold() for t in (query or "")[:MAX_QUERY_CHARS].split()]
+    tokens = [t for t in tokens if t]
+    at = 1 if tokens[:1] and tokens[0] in _WH_WORDS else 0
+    if len(tokens) <= at + 1 or tokens[at] not in _INVERTING:
+        return None
+    word = re.sub(r"['\u2019]s$", "", tokens[at + 1])  # a possessive's owner: "zlib's"
+    return word if word.isalpha() and word not in STOPWORDS else None
+
 def answer_check(
     candidates,
     similarity,
@@ -16748,8 +16928,14 @@ def answer_check(
     names_written=False,
     sentence_far=0.0,
     nearest_sentence=None,
+    subject=None,
+    used=None,
 ):
-    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
+    """report.answer: {found, why, best_similarity}. Nothing answers a question whose `subject`
+    (inverted_subject: "zlib" of "Is zlib thread-safe?") no passage open to the search uses
+    (used(word) -> bool): whatever a passage shares with it, an identifier ("64-bit" of "Will zlib
+    work on a 64-bit machine?") or a meaning (another compressor's formats), it is not about what
+    the question is about. Else something answers when a candidate was found by
     what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
     the embedding rerank ran); nothing does when none comes within `far` of a question of FAR_WORDS
     content words or more that names no one (`names_known`, or a name it writes that the memory may
@@ -16780,6 +16966,12 @@ def answer_check(
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
         return dict(check, found=False, why="no passage matched the question")
+    if subject is not None and not used(subject):
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {subject!r}, what the question is about",
+        )
     if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
@@ -35427,6 +35619,26 @@ def asked_phrase(query):
         return []
     return []
 
+# The verbs that invert a question's subject ("Is zlib thread-safe?"), beside _AUXILIARIES, and
+# the words that may open a question before one ("Why does LTszoff warn ...?").
+_INVERTING = _AUXILIARIES | frozenset(["is", "are", "was", "were", "has", "have", "had"])
+_WH_WORDS = frozenset(["what", "why", "how", "where", "when", "which", "who", "whom", "whose"])
+
+def inverted_subject(query):
+    """The first word of the subject of a question that inverts it, an auxiliary opening the
+    question or following its wh-word ("Is zlib thread-safe?", "Why does LTszoff warn ...?"):
+    what the question is about, where its end (asked_phrase) says what it asks of it. None where
+    no auxiliary opens it, or the word after is a stop word (a pronoun or a determiner: "How do I
+    ...?", "Is my flight late?") or no word but an identifier's part ("dnode1" of "Why does
+    dnode1.c cause ...?": the identifier stage finds those whole)."""
+    tokens = [t.strip(_EDGE).casefold() for t in (query or "")[:MAX_QUERY_CHARS].split()]
+    tokens = [t for t in tokens if t]
+    at = 1 if tokens[:1] and tokens[0] in _WH_WORDS else 0
+    if len(tokens) <= at + 1 or tokens[at] not in _INVERTING:
+        return None
+    word = re.sub(r"['\u2019]s$", "", tokens[at + 1])  # a possessive's owner: "zlib's"
+    return word if word.isalpha() and word not in STOPWORDS else None
+
 def answer_check(
     candidates,
     similarity,
@@ -35439,8 +35651,14 @@ def answer_check(
     names_written=False,
     sentence_far=0.0,
     nearest_sentence=None,
+    subject=None,
+    used=None,
 ):
-    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
+    """report.answer: {found, why, best_similarity}. Nothing answers a question whose `subject`
+    (inverted_subject: "zlib" of "Is zlib thread-safe?") no passage open to the search uses
+    (used(word) -> bool): whatever a passage shares with it, an identifier ("64-bit" of "Will zlib
+    work on a 64-bit machine?") or a meaning (another compressor's formats), it is not about what
+    the question is about. Else something answers when a candidate was found by
     what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
     the embedding rerank ran); nothing does when none comes within `far` of a question of FAR_WORDS
     content words or more that names no one (`names_known`, or a name it writes that the memory may
@@ -35471,6 +35689,12 @@ def answer_check(
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
         return dict(check, found=False, why="no passage matched the question")
+    if subject is not None and not used(subject):
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {subject!r}, what the question is about",
+        )
     if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
@@ -37498,6 +37722,26 @@ def asked_phrase(query):
         return []
     return []
 
+# The verbs that invert a question's subject ("Is zlib thread-safe?"), beside _AUXILIARIES, and
+# the words that may open a question before one ("Why does LTszoff warn ...?").
+_INVERTING = _AUXILIARIES | frozenset(["is", "are", "was", "were", "has", "have", "had"])
+_WH_WORDS = frozenset(["what", "why", "how", "where", "when", "which", "who", "whom", "whose"])
+
+def inverted_subject(query):
+    """The first word of the subject of a question that inverts it, an auxiliary opening the
+    question or following its wh-word ("Is zlib thread-safe?", "Why does LTszoff warn ...?"):
+    what the question is about, where its end (asked_phrase) says what it asks of it. None where
+    no auxiliary opens it, or the word after is a stop word (a pronoun or a determiner: "How do I
+    ...?", "Is my flight late?") or no word but an identifier's part ("dnode1" of "Why does
+    dnode1.c cause ...?": the identifier stage finds those whole)."""
+    tokens = [t.strip(_EDGE).casefold() for t in (query or "")[:MAX_QUERY_CHARS].split()]
+    tokens = [t for t in tokens if t]
+    at = 1 if tokens[:1] and tokens[0] in _WH_WORDS else 0
+    if len(tokens) <= at + 1 or tokens[at] not in _INVERTING:
+        return None
+    word = re.sub(r"['\u2019]s$", "", tokens[at + 1])  # a possessive's owner: "zlib's"
+    return word if word.isalpha() and word not in STOPWORDS else None
+
 def answer_check(
     candidates,
     similarity,
@@ -37510,8 +37754,14 @@ def answer_check(
     names_written=False,
     sentence_far=0.0,
     nearest_sentence=None,
+    subject=None,
+    used=None,
 ):
-    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found by
+    """report.answer: {found, why, best_similarity}. Nothing answers a question whose `subject`
+    (inverted_subject: "zlib" of "Is zlib thread-safe?") no passage open to the search uses
+    (used(word) -> bool): whatever a passage shares with it, an identifier ("64-bit" of "Will zlib
+    work on a 64-bit machine?") or a meaning (another compressor's formats), it is not about what
+    the question is about. Else something answers when a candidate was found by
     what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning (where
     the embedding rerank ran); nothing does when none comes within `far` of a question of FAR_WORDS
     content words or more that names no one (`names_known`, or a name it writes that the memory may
@@ -37542,6 +37792,12 @@ def answer_check(
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
         return dict(check, found=False, why="no passage matched the question")
+    if subject is not None and not used(subject):
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {subject!r}, what the question is about",
+        )
     if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
@@ -41510,6 +41766,7 @@ def run(
         relevance, backend, attempts = rerank_relevance(pool)
         ranked = rank(candidates, relevance, weights, today, years, recency, present, days)
         asked = answer_words(asked_phrase(q.text), q.entities)  # lower-case words
+        subject = inverted_subject(q.text)
         report["answer"] = answer_check(
             ranked[:k],
             pool.similarity,
@@ -41525,6 +41782,12 @@ def run(
             sentence_far=settings["packet.answer_far_sentence_similarity"],
             nearest_sentence=lambda words: nearest_sentence(
                 q.text, words, ranked[: settings["packet.max_chunks"]], embedding, settings, report, SD, GD
+            ),
+            # a name the search recognised is known; a word a candidate holds is used, unasked
+            subject=subject if subject in answer_words(q.terms, q.entities) else None,
+            used=lambda word: (
+                any(word[:5] in stems(searched_text(c)) for c in ranked)
+                or search.word_uses([word], 1)[word] > 0
             ),
         )
         timings["rerank"] = elapsed_ms(t)

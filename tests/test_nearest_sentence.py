@@ -1,7 +1,8 @@
 """Nothing answers a question whose words the memory uses when no sentence of the documents a
 packet would show comes near it in meaning (packet.answer_far_sentence_similarity, migration
 0111): notes on gzip and tar share "replace", "name", "file" and "folder" with a question about
-editing text, and none of their sentences says how.
+editing text, and none of their sentences says how. Nor does anything answer a question about
+what no note names ("Does zlib use the Deflate algorithm?"), however near its other words come.
 
 One database for the module: two notes ingested and embedded by the real MiniLM; the questions
 are asked as exo_reader.
@@ -74,3 +75,16 @@ def test_the_rule_decides_and_the_setting_turns_it_off(corpus, reader):
         )
     finally:
         configure(corpus, **{"packet.answer_far_sentence_similarity": 0.45})
+
+
+def test_a_question_about_what_no_note_names_is_answered_by_nothing_however_near_its_words(reader):
+    """The subject of an inverted question ("zlib") that no passage uses: the gzip note's sentence
+    on Deflate is as near in meaning as one about zlib would be."""
+    other = answer(reader, "Does zlib use the Deflate algorithm?")
+    assert other["found"] is False
+    assert other["why"] == "no passage open to this search uses 'zlib', what the question is about"
+    assert answer(reader, "Does gzip use the Deflate algorithm?")["found"] is True
+    packet = reader.execute(
+        "select exo.context_packet(%s)", ("Can zlib compress a file with the Deflate algorithm?",)
+    ).fetchone()[0]
+    assert "Nothing in the memory answers this question (no passage open to this search uses 'zlib'" in packet

@@ -1466,6 +1466,41 @@ def test_what_is_asked_about_answers_nothing_when_a_word_is_nowhere_and_the_rest
     assert close["found"]  # a passage close in meaning answers whatever words it uses
 
 
+def test_the_subject_of_an_inverted_question_is_the_word_after_its_auxiliary():
+    assert search.inverted_subject("Is zlib thread-safe?") == "zlib"
+    assert search.inverted_subject("Can Zlib handle .zip archives?") == "zlib"
+    assert search.inverted_subject("Why does LTszoff warn that lsof doesn't return offsets?") == "ltszoff"
+    assert search.inverted_subject("Where did Kirsten sign up to volunteer?") == "kirsten"
+    assert search.inverted_subject("Is “zlib’s” license free?") == "zlib"
+    assert search.inverted_subject("What is sed?") == "sed"  # a copula's: what the question is about
+    for query in [
+        "How do I convert a string?",  # a pronoun
+        "Is my flight late?",  # a determiner: the subject's head is further on
+        "What does the stable directory contain?",
+        "Tell me about zlib.",  # no auxiliary opens it
+        "Why does dnode1.c cause the compiler to complain?",  # an identifier, not a word
+        "Will 64-bit builds work?",
+        "zlib?",
+        "",
+    ]:
+        assert search.inverted_subject(query) is None, query
+
+
+def test_a_subject_no_passage_uses_answers_nothing_whatever_else_matches():
+    used, asked = _word_uses({"thread": 3, "safe": 3})
+
+    def check(candidates, sims, held):
+        return search.answer_check(candidates, sims, 0.5, used, subject="zlib", used=lambda word: held)
+
+    exact = check([_candidate(1, match="identifier")], None, held=False)
+    assert exact["found"] is False  # "64-bit" of "Will zlib work on a 64-bit machine?" is not about zlib
+    assert exact["why"] == "no passage open to this search uses 'zlib', what the question is about"
+    assert check([_candidate(1)], {1: 0.8}, held=False)["found"] is False  # another compressor's formats
+    assert check([_candidate(1, match="identifier")], None, held=True)["found"]  # the subject is known
+    assert search.answer_check([_candidate(1, match="identifier")], None, 0.5, used)["found"]  # none asked
+    assert asked == []  # the words' uses are not asked for the subject's
+
+
 def test_answer_words_leave_the_names_out():
     entities = {"personal": [{"id": 1, "name": "Iris Calder"}]}
     assert search.answer_words(["iris", "calder", "s", "karaoke", "night"], entities) == ["karaoke", "night"]
