@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 from pytest_postgresql import factories
 from support import shared
@@ -153,3 +154,11 @@ def real_models_fixture(cfg: Config) -> RealModels:
     """The real local models (Gemma 3 270M in llama-server, MiniLM), on ports of the run's own,
     shared by its processes."""
     return real_models(cfg)
+
+
+@pytest.fixture(scope="module")
+def reader(corpus: Database) -> Iterator[psycopg.Connection]:
+    """exo_reader on the module's `corpus` (a Database the module's own fixture builds, as
+    support/memory.embedded_memory does); a module with a reader of its own overrides this one."""
+    with corpus.connect("exo_reader") as conn:
+        yield conn

@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterator
 
-import psycopg
 import pytest
 from psycopg import sql
 from psycopg.rows import dict_row
@@ -73,12 +72,6 @@ def corpus(cfg, template_db, real_models) -> Iterator[Database]:
         cfg, template_db, real_models.embeddings.url, "exo_chat_search", notes=notes, records=records
     ) as db:
         yield db
-
-
-@pytest.fixture(scope="module")
-def reader(corpus) -> Iterator[psycopg.Connection]:
-    with corpus.connect("exo_reader") as conn:
-        yield conn
 
 
 def ask(conn, function: str, query: str, **named):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import psycopg
 import pytest
 from support.db import Database, configure
 from support.memory import embedded_memory
@@ -36,12 +35,6 @@ def corpus(cfg, template_db, real_models) -> Iterator[Database]:
         cfg, template_db, real_models.embeddings.url, "exo_nearest", notes=NOTES, workspace="technical"
     ) as db:
         yield db
-
-
-@pytest.fixture(scope="module")
-def reader(corpus) -> Iterator[psycopg.Connection]:
-    with corpus.connect("exo_reader") as conn:
-        yield conn
 
 
 def answer(reader, query: str) -> dict:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterator
 
-import psycopg
 import pytest
 from support.chat import msg
 from support.db import Database
@@ -28,7 +27,7 @@ SAID = [
 
 
 @pytest.fixture(scope="module")
-def memory(cfg, template_db, real_models) -> Iterator[Database]:
+def corpus(cfg, template_db, real_models) -> Iterator[Database]:
     records = []
     for n, (ago, title, text) in enumerate(SAID):
         day = TODAY - datetime.timedelta(days=ago)
@@ -41,12 +40,6 @@ def memory(cfg, template_db, real_models) -> Iterator[Database]:
         cfg, template_db, real_models.embeddings.url, "exo_packet_changes", records=records
     ) as db:
         yield db
-
-
-@pytest.fixture(scope="module")
-def reader(memory) -> Iterator[psycopg.Connection]:
-    with memory.connect("exo_reader") as conn:
-        yield conn
 
 
 def packet(reader, question: str) -> dict:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterator
 
-import psycopg
 import pytest
 from support.chat import msg
 from support.db import Database
@@ -43,12 +42,6 @@ def corpus(cfg, template_db, real_models) -> Iterator[Database]:
         records=records,
     ) as db:
         yield db
-
-
-@pytest.fixture(scope="module")
-def reader(corpus) -> Iterator[psycopg.Connection]:
-    with corpus.connect("exo_reader") as conn:
-        yield conn
 
 
 def search(reader, query: str) -> dict:
