@@ -412,7 +412,8 @@ _DETERMINERS = frozenset(
 )
 _AUXILIARIES = frozenset(
     ["do", "does", "did", "don't", "doesn't", "didn't", "will", "would", "can", "could", "shall",
-     "should", "may", "might", "must"]
+     "should", "may", "might", "must", "won't", "wouldn't", "can't", "cannot", "couldn't",
+     "shouldn't", "mustn't"]
 )  # fmt: skip
 _PHRASE_WORDS = 4
 
@@ -441,24 +442,46 @@ def asked_phrase(query):
 
 # The verbs that invert a question's subject ("Is zlib thread-safe?"), beside _AUXILIARIES, and
 # the words that may open a question before one ("Why does LTszoff warn ...?").
-_INVERTING = _AUXILIARIES | frozenset(["is", "are", "was", "were", "has", "have", "had"])
+_INVERTING = _AUXILIARIES | frozenset(
+    ["is", "are", "was", "were", "has", "have", "had", "isn't", "aren't", "wasn't", "weren't", "hasn't",
+     "haven't", "hadn't"]
+)  # fmt: skip
+# What may stand between the auxiliary and the subject's first word: an article, and "there" of a
+# question of existence ("Is there an lsof licence?"). A possessive is not skipped: "Is my flight
+# late?" asks of the owner's own, which a fact may answer where no passage does.
+_BEFORE_SUBJECT = frozenset(["the", "a", "an", "there"])
 _WH_WORDS = frozenset(["what", "why", "how", "where", "when", "which", "who", "whom", "whose"])
+_INDEFINITE = frozenset(
+    ["anything", "something", "everything", "nothing", "anyone", "someone", "everyone", "anybody",
+     "somebody", "everybody", "nobody"]
+)  # fmt: skip
 
 
 def inverted_subject(query):
     """The first word of the subject of a question that inverts it, an auxiliary opening the
-    question or following its wh-word ("Is zlib thread-safe?", "Why does LTszoff warn ...?"):
-    what the question is about, where its end (asked_phrase) says what it asks of it. None where
-    no auxiliary opens it, or the word after is a stop word (a pronoun or a determiner: "How do I
-    ...?", "Is my flight late?") or no word but an identifier's part ("dnode1" of "Why does
-    dnode1.c cause ...?": the identifier stage finds those whole)."""
+    question or following its wh-word, contracted or not ("Is zlib thread-safe?", "Why won't the
+    LTdnlc test run?", "Where's the zlib documentation?", "Is there an lsof licence?"): what the
+    question is about, where its end (asked_phrase) says what it asks of it. An article or the
+    "there" of existence before it is passed over. None where no auxiliary opens it, or the word
+    is a stop word or an indefinite pronoun ("How do I ...?", "Is my flight late?", "Is there
+    anything ...?") or no word but an identifier's part ("dnode1" of "Why does dnode1.c cause
+    ...?": the identifier stage finds those whole)."""
     tokens = [t.strip(_EDGE).casefold() for t in (query or "")[:MAX_QUERY_CHARS].split()]
     tokens = [t for t in tokens if t]
-    at = 1 if tokens[:1] and tokens[0] in _WH_WORDS else 0
-    if len(tokens) <= at + 1 or tokens[at] not in _INVERTING:
+    contracted = re.fullmatch(r"(\w+)['\u2019](?:s|re)", tokens[0]) if tokens else None
+    if contracted and contracted.group(1) in _WH_WORDS:  # "Where's the zlib documentation?"
+        at = 1
+    else:
+        at = 1 if tokens[:1] and tokens[0] in _WH_WORDS else 0
+        if len(tokens) <= at + 1 or tokens[at] not in _INVERTING:
+            return None
+        at += 1
+    if at >= len(tokens):
         return None
-    word = re.sub(r"['\u2019]s$", "", tokens[at + 1])  # a possessive's owner: "zlib's"
-    return word if word.isalpha() and word not in STOPWORDS else None
+    while at < len(tokens) - 1 and tokens[at] in _BEFORE_SUBJECT:
+        at += 1
+    word = re.sub(r"['\u2019]s$", "", tokens[at])  # a possessive's owner: "zlib's"
+    return word if word.isalpha() and word not in STOPWORDS and word not in _INDEFINITE else None
 
 
 def answer_check(
