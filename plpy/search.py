@@ -446,10 +446,6 @@ _INVERTING = _AUXILIARIES | frozenset(
     ["is", "are", "was", "were", "has", "have", "had", "isn't", "aren't", "wasn't", "weren't", "hasn't",
      "haven't", "hadn't"]
 )  # fmt: skip
-# What may stand between the auxiliary and the subject's first word: an article, and "there" of a
-# question of existence ("Is there an lsof licence?"). A possessive is not skipped: "Is my flight
-# late?" asks of the owner's own, which a fact may answer where no passage does.
-_BEFORE_SUBJECT = frozenset(["the", "a", "an", "there"])
 _WH_WORDS = frozenset(["what", "why", "how", "where", "when", "which", "who", "whom", "whose"])
 _INDEFINITE = frozenset(
     ["anything", "something", "everything", "nothing", "anyone", "someone", "everyone", "anybody",
@@ -459,13 +455,13 @@ _INDEFINITE = frozenset(
 
 def inverted_subject(query):
     """The first word of the subject of a question that inverts it, an auxiliary opening the
-    question or following its wh-word, contracted or not ("Is zlib thread-safe?", "Why won't the
-    LTdnlc test run?", "Where's the zlib documentation?", "Is there an lsof licence?"): what the
-    question is about, where its end (asked_phrase) says what it asks of it. An article or the
-    "there" of existence before it is passed over. None where no auxiliary opens it, or the word
-    is a stop word or an indefinite pronoun ("How do I ...?", "Is my flight late?", "Is there
-    anything ...?") or no word but an identifier's part ("dnode1" of "Why does dnode1.c cause
-    ...?": the identifier stage finds those whole)."""
+    question or following its wh-word, negative or contracted ("Is zlib thread-safe?", "Why won't
+    LTdnlc run?", "Where's zlib's manual?"): what the question is about, where its end
+    (asked_phrase) says what it asks of it. None where no auxiliary opens it, or the word after is
+    a stop word or an indefinite pronoun ("How do I ...?", "Is anything due?") or no word but an
+    identifier's part ("dnode1" of "Why does dnode1.c cause ...?": the identifier stage finds those
+    whole). Nor a word after an article: "When is the daily standup?" asks of a standup that
+    passages never call daily; which word of such a phrase names its thing needs a parse."""
     tokens = [t.strip(_EDGE).casefold() for t in (query or "")[:MAX_QUERY_CHARS].split()]
     tokens = [t for t in tokens if t]
     contracted = re.fullmatch(r"(\w+)['\u2019](?:s|re)", tokens[0]) if tokens else None
@@ -478,8 +474,6 @@ def inverted_subject(query):
         at += 1
     if at >= len(tokens):
         return None
-    while at < len(tokens) - 1 and tokens[at] in _BEFORE_SUBJECT:
-        at += 1
     word = re.sub(r"['\u2019]s$", "", tokens[at])  # a possessive's owner: "zlib's"
     return word if word.isalpha() and word not in STOPWORDS and word not in _INDEFINITE else None
 

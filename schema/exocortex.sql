@@ -4606,10 +4606,6 @@ _INVERTING = _AUXILIARIES | frozenset(
     ["is", "are", "was", "were", "has", "have", "had", "isn't", "aren't", "wasn't", "weren't", "hasn't",
      "haven't", "hadn't"]
 )  # fmt: skip
-# What may stand between the auxiliary and the subject's first word: an article, and "there" of a
-# question of existence ("Is there an lsof licence?"). A possessive is not skipped: "Is my flight
-# late?" asks of the owner's own, which a fact may answer where no passage does.
-_BEFORE_SUBJECT = frozenset(["the", "a", "an", "there"])
 _WH_WORDS = frozenset(["what", "why", "how", "where", "when", "which", "who", "whom", "whose"])
 _INDEFINITE = frozenset(
     ["anything", "something", "everything", "nothing", "anyone", "someone", "everyone", "anybody",
@@ -4618,13 +4614,13 @@ _INDEFINITE = frozenset(
 
 def inverted_subject(query):
     """The first word of the subject of a question that inverts it, an auxiliary opening the
-    question or following its wh-word, contracted or not ("Is zlib thread-safe?", "Why won't the
-    LTdnlc test run?", "Where's the zlib documentation?", "Is there an lsof licence?"): what the
-    question is about, where its end (asked_phrase) says what it asks of it. An article or the
-    "there" of existence before it is passed over. None where no auxiliary opens it, or the word
-    is a stop word or an indefinite pronoun ("How do I ...?", "Is my flight late?", "Is there
-    anything ...?") or no word but an identifier's part ("dnode1" of "Why does dnode1.c cause
-    ...?": the identifier stage finds those whole)."""
+    question or following its wh-word, negative or contracted ("Is zlib thread-safe?", "Why won't
+    LTdnlc run?", "Where's zlib's manual?"): what the question is about, where its end
+    (asked_phrase) says what it asks of it. None where no auxiliary opens it, or the word after is
+    a stop word or an indefinite pronoun ("How do I ...?", "Is anything due?") or no word but an
+    identifier's part ("dnode1" of "Why does dnode1.c cause ...?": the identifier stage finds those
+    whole). Nor a word after an article: "When is the daily standup?" asks of a standup that
+    passages never call daily; which word of such a phrase names its thing needs a parse."""
     tokens = [t.strip(_EDGE).casefold() for t in (query or "")[:MAX_QUERY_CHARS].split()]
     tokens = [t for t in tokens if t]
     contracted = re.fullmatch(r"(\w+)['\u2019](?:s|re)", tokens[0]) if tokens else None
@@ -4637,8 +4633,6 @@ def inverted_subject(query):
         at += 1
     if at >= len(tokens):
         return None
-    while at < len(tokens) - 1 and tokens[at] in _BEFORE_SUBJECT:
-        at += 1
     word = re.sub(r"['\u2019]s$", "", tokens[at])  # a possessive's owner: "zlib's"
     return word if word.isalpha() and word not in STOPWORDS and word not in _INDEFINITE else None
 
@@ -7517,10 +7511,6 @@ _INVERTING = _AUXILIARIES | frozenset(
     ["is", "are", "was", "were", "has", "have", "had", "isn't", "aren't", "wasn't", "weren't", "hasn't",
      "haven't", "hadn't"]
 )  # fmt: skip
-# What may stand between the auxiliary and the subject's first word: an article, and "there" of a
-# question of existence ("Is there an lsof licence?"). A possessive is not skipped: "Is my flight
-# late?" asks of the owner's own, which a fact may answer where no passage does.
-_BEFORE_SUBJECT = frozenset(["the", "a", "an", "there"])
 _WH_WORDS = frozenset(["what", "why", "how", "where", "when", "which", "who", "whom", "whose"])
 _INDEFINITE = frozenset(
     ["anything", "something", "everything", "nothing", "anyone", "someone", "everyone", "anybody",
@@ -7529,13 +7519,13 @@ _INDEFINITE = frozenset(
 
 def inverted_subject(query):
     """The first word of the subject of a question that inverts it, an auxiliary opening the
-    question or following its wh-word, contracted or not ("Is zlib thread-safe?", "Why won't the
-    LTdnlc test run?", "Where's the zlib documentation?", "Is there an lsof licence?"): what the
-    question is about, where its end (asked_phrase) says what it asks of it. An article or the
-    "there" of existence before it is passed over. None where no auxiliary opens it, or the word
-    is a stop word or an indefinite pronoun ("How do I ...?", "Is my flight late?", "Is there
-    anything ...?") or no word but an identifier's part ("dnode1" of "Why does dnode1.c cause
-    ...?": the identifier stage finds those whole)."""
+    question or following its wh-word, negative or contracted ("Is zlib thread-safe?", "Why won't
+    LTdnlc run?", "Where's zlib's manual?"): what the question is about, where its end
+    (asked_phrase) says what it asks of it. None where no auxiliary opens it, or the word after is
+    a stop word or an indefinite pronoun ("How do I ...?", "Is anything due?") or no word but an
+    identifier's part ("dnode1" of "Why does dnode1.c cause ...?": the identifier stage finds those
+    whole). Nor a word after an article: "When is the daily standup?" asks of a standup that
+    passages never call daily; which word of such a phrase names its thing needs a parse."""
     tokens = [t.strip(_EDGE).casefold() for t in (query or "")[:MAX_QUERY_CHARS].split()]
     tokens = [t for t in tokens if t]
     contracted = re.fullmatch(r"(\w+)['\u2019](?:s|re)", tokens[0]) if tokens else None
@@ -7548,8 +7538,6 @@ def inverted_subject(query):
         at += 1
     if at >= len(tokens):
         return None
-    while at < len(tokens) - 1 and tokens[at] in _BEFORE_SUBJECT:
-        at += 1
     word = re.sub(r"['\u2019]s$", "", tokens[at])  # a possessive's owner: "zlib's"
     return word if word.isalpha() and word not in STOPWORDS and word not in _INDEFINITE else None
 
@@ -9763,10 +9751,6 @@ _INVERTING = _AUXILIARIES | frozenset(
     ["is", "are", "was", "were", "has", "have", "had", "isn't", "aren't", "wasn't", "weren't", "hasn't",
      "haven't", "hadn't"]
 )  # fmt: skip
-# What may stand between the auxiliary and the subject's first word: an article, and "there" of a
-# question of existence ("Is there an lsof licence?"). A possessive is not skipped: "Is my flight
-# late?" asks of the owner's own, which a fact may answer where no passage does.
-_BEFORE_SUBJECT = frozenset(["the", "a", "an", "there"])
 _WH_WORDS = frozenset(["what", "why", "how", "where", "when", "which", "who", "whom", "whose"])
 _INDEFINITE = frozenset(
     ["anything", "something", "everything", "nothing", "anyone", "someone", "everyone", "anybody",
@@ -9775,13 +9759,13 @@ _INDEFINITE = frozenset(
 
 def inverted_subject(query):
     """The first word of the subject of a question that inverts it, an auxiliary opening the
-    question or following its wh-word, contracted or not ("Is zlib thread-safe?", "Why won't the
-    LTdnlc test run?", "Where's the zlib documentation?", "Is there an lsof licence?"): what the
-    question is about, where its end (asked_phrase) says what it asks of it. An article or the
-    "there" of existence before it is passed over. None where no auxiliary opens it, or the word
-    is a stop word or an indefinite pronoun ("How do I ...?", "Is my flight late?", "Is there
-    anything ...?") or no word but an identifier's part ("dnode1" of "Why does dnode1.c cause
-    ...?": the identifier stage finds those whole)."""
+    question or following its wh-word, negative or contracted ("Is zlib thread-safe?", "Why won't
+    LTdnlc run?", "Where's zlib's manual?"): what the question is about, where its end
+    (asked_phrase) says what it asks of it. None where no auxiliary opens it, or the word after is
+    a stop word or an indefinite pronoun ("How do I ...?", "Is anything due?") or no word but an
+    identifier's part ("dnode1" of "Why does dnode1.c cause ...?": the identifier stage finds those
+    whole). Nor a word after an article: "When is the daily standup?" asks of a standup that
+    passages never call daily; which word of such a phrase names its thing needs a parse."""
     tokens = [t.strip(_EDGE).casefold() for t in (query or "")[:MAX_QUERY_CHARS].split()]
     tokens = [t for t in tokens if t]
     contracted = re.fullmatch(r"(\w+)['\u2019](?:s|re)", tokens[0]) if tokens else None
@@ -9794,8 +9778,6 @@ def inverted_subject(query):
         at += 1
     if at >= len(tokens):
         return None
-    while at < len(tokens) - 1 and tokens[at] in _BEFORE_SUBJECT:
-        at += 1
     word = re.sub(r"['\u2019]s$", "", tokens[at])  # a possessive's owner: "zlib's"
     return word if word.isalpha() and word not in STOPWORDS and word not in _INDEFINITE else None
 
@@ -11975,10 +11957,6 @@ _INVERTING = _AUXILIARIES | frozenset(
     ["is", "are", "was", "were", "has", "have", "had", "isn't", "aren't", "wasn't", "weren't", "hasn't",
      "haven't", "hadn't"]
 )  # fmt: skip
-# What may stand between the auxiliary and the subject's first word: an article, and "there" of a
-# question of existence ("Is there an lsof licence?"). A possessive is not skipped: "Is my flight
-# late?" asks of the owner's own, which a fact may answer where no passage does.
-_BEFORE_SUBJECT = frozenset(["the", "a", "an", "there"])
 _WH_WORDS = frozenset(["what", "why", "how", "where", "when", "which", "who", "whom", "whose"])
 _INDEFINITE = frozenset(
     ["anything", "something", "everything", "nothing", "anyone", "someone", "everyone", "anybody",
@@ -11987,13 +11965,13 @@ _INDEFINITE = frozenset(
 
 def inverted_subject(query):
     """The first word of the subject of a question that inverts it, an auxiliary opening the
-    question or following its wh-word, contracted or not ("Is zlib thread-safe?", "Why won't the
-    LTdnlc test run?", "Where's the zlib documentation?", "Is there an lsof licence?"): what the
-    question is about, where its end (asked_phrase) says what it asks of it. An article or the
-    "there" of existence before it is passed over. None where no auxiliary opens it, or the word
-    is a stop word or an indefinite pronoun ("How do I ...?", "Is my flight late?", "Is there
-    anything ...?") or no word but an identifier's part ("dnode1" of "Why does dnode1.c cause
-    ...?": the identifier stage finds those whole)."""
+    question or following its wh-word, negative or contracted ("Is zlib thread-safe?", "Why won't
+    LTdnlc run?", "Where's zlib's manual?"): what the question is about, where its end
+    (asked_phrase) says what it asks of it. None where no auxiliary opens it, or the word after is
+    a stop word or an indefinite pronoun ("How do I ...?", "Is anything due?") or no word but an
+    identifier's part ("dnode1" of "Why does dnode1.c cause ...?": the identifier stage finds those
+    whole). Nor a word after an article: "When is the daily standup?" asks of a standup that
+    passages never call daily; which word of such a phrase names its thing needs a parse."""
     tokens = [t.strip(_EDGE).casefold() for t in (query or "")[:MAX_QUERY_CHARS].split()]
     tokens = [t for t in tokens if t]
     contracted = re.fullmatch(r"(\w+)['\u2019](?:s|re)", tokens[0]) if tokens else None
@@ -12006,8 +11984,6 @@ def inverted_subject(query):
         at += 1
     if at >= len(tokens):
         return None
-    while at < len(tokens) - 1 and tokens[at] in _BEFORE_SUBJECT:
-        at += 1
     word = re.sub(r"['\u2019]s$", "", tokens[at])  # a possessive's owner: "zlib's"
     return word if word.isalpha() and word not in STOPWORDS and word not in _INDEFINITE else None
 
@@ -14591,10 +14567,6 @@ _INVERTING = _AUXILIARIES | frozenset(
     ["is", "are", "was", "were", "has", "have", "had", "isn't", "aren't", "wasn't", "weren't", "hasn't",
      "haven't", "hadn't"]
 )  # fmt: skip
-# What may stand between the auxiliary and the subject's first word: an article, and "there" of a
-# question of existence ("Is there an lsof licence?"). A possessive is not skipped: "Is my flight
-# late?" asks of the owner's own, which a fact may answer where no passage does.
-_BEFORE_SUBJECT = frozenset(["the", "a", "an", "there"])
 _WH_WORDS = frozenset(["what", "why", "how", "where", "when", "which", "who", "whom", "whose"])
 _INDEFINITE = frozenset(
     ["anything", "something", "everything", "nothing", "anyone", "someone", "everyone", "anybody",
@@ -14603,13 +14575,13 @@ _INDEFINITE = frozenset(
 
 def inverted_subject(query):
     """The first word of the subject of a question that inverts it, an auxiliary opening the
-    question or following its wh-word, contracted or not ("Is zlib thread-safe?", "Why won't the
-    LTdnlc test run?", "Where's the zlib documentation?", "Is there an lsof licence?"): what the
-    question is about, where its end (asked_phrase) says what it asks of it. An article or the
-    "there" of existence before it is passed over. None where no auxiliary opens it, or the word
-    is a stop word or an indefinite pronoun ("How do I ...?", "Is my flight late?", "Is there
-    anything ...?") or no word but an identifier's part ("dnode1" of "Why does dnode1.c cause
-    ...?": the identifier stage finds those whole)."""
+    question or following its wh-word, negative or contracted ("Is zlib thread-safe?", "Why won't
+    LTdnlc run?", "Where's zlib's manual?"): what the question is about, where its end
+    (asked_phrase) says what it asks of it. None where no auxiliary opens it, or the word after is
+    a stop word or an indefinite pronoun ("How do I ...?", "Is anything due?") or no word but an
+    identifier's part ("dnode1" of "Why does dnode1.c cause ...?": the identifier stage finds those
+    whole). Nor a word after an article: "When is the daily standup?" asks of a standup that
+    passages never call daily; which word of such a phrase names its thing needs a parse."""
     tokens = [t.strip(_EDGE).casefold() for t in (query or "")[:MAX_QUERY_CHARS].split()]
     tokens = [t for t in tokens if t]
     contracted = re.fullmatch(r"(\w+)['\u2019](?:s|re)", tokens[0]) if tokens else None
@@ -14622,8 +14594,6 @@ def inverted_subject(query):
         at += 1
     if at >= len(tokens):
         return None
-    while at < len(tokens) - 1 and tokens[at] in _BEFORE_SUBJECT:
-        at += 1
     word = re.sub(r"['\u2019]s$", "", tokens[at])  # a possessive's owner: "zlib's"
     return word if word.isalpha() and word not in STOPWORDS and word not in _INDEFINITE else None
 
@@ -17018,10 +16988,6 @@ _INVERTING = _AUXILIARIES | frozenset(
     ["is", "are", "was", "were", "has", "have", "had", "isn't", "aren't", "wasn't", "weren't", "hasn't",
      "haven't", "hadn't"]
 )  # fmt: skip
-# What may stand between the auxiliary and the subject's first word: an article, and "there" of a
-# question of existence ("Is there an lsof licence?"). A possessive is not skipped: "Is my flight
-# late?" asks of the owner's own, which a fact may answer where no passage does.
-_BEFORE_SUBJECT = frozenset(["the", "a", "an", "there"])
 _WH_WORDS = frozenset(["what", "why", "how", "where", "when", "which", "who", "whom", "whose"])
 _INDEFINITE = frozenset(
     ["anything", "something", "everything", "nothing", "anyone", "someone", "everyone", "anybody",
@@ -17030,13 +16996,13 @@ _INDEFINITE = frozenset(
 
 def inverted_subject(query):
     """The first word of the subject of a question that inverts it, an auxiliary opening the
-    question or following its wh-word, contracted or not ("Is zlib thread-safe?", "Why won't the
-    LTdnlc test run?", "Where's the zlib documentation?", "Is there an lsof licence?"): what the
-    question is about, where its end (asked_phrase) says what it asks of it. An article or the
-    "there" of existence before it is passed over. None where no auxiliary opens it, or the word
-    is a stop word or an indefinite pronoun ("How do I ...?", "Is my flight late?", "Is there
-    anything ...?") or no word but an identifier's part ("dnode1" of "Why does dnode1.c cause
-    ...?": the identifier stage finds those whole)."""
+    question or following its wh-word, negative or contracted ("Is zlib thread-safe?", "Why won't
+    LTdnlc run?", "Where's zlib's manual?"): what the question is about, where its end
+    (asked_phrase) says what it asks of it. None where no auxiliary opens it, or the word after is
+    a stop word or an indefinite pronoun ("How do I ...?", "Is anything due?") or no word but an
+    identifier's part ("dnode1" of "Why does dnode1.c cause ...?": the identifier stage finds those
+    whole). Nor a word after an article: "When is the daily standup?" asks of a standup that
+    passages never call daily; which word of such a phrase names its thing needs a parse."""
     tokens = [t.strip(_EDGE).casefold() for t in (query or "")[:MAX_QUERY_CHARS].split()]
     tokens = [t for t in tokens if t]
     contracted = re.fullmatch(r"(\w+)['\u2019](?:s|re)", tokens[0]) if tokens else None
@@ -17049,8 +17015,6 @@ def inverted_subject(query):
         at += 1
     if at >= len(tokens):
         return None
-    while at < len(tokens) - 1 and tokens[at] in _BEFORE_SUBJECT:
-        at += 1
     word = re.sub(r"['\u2019]s$", "", tokens[at])  # a possessive's owner: "zlib's"
     return word if word.isalpha() and word not in STOPWORDS and word not in _INDEFINITE else None
 
@@ -35764,10 +35728,6 @@ _INVERTING = _AUXILIARIES | frozenset(
     ["is", "are", "was", "were", "has", "have", "had", "isn't", "aren't", "wasn't", "weren't", "hasn't",
      "haven't", "hadn't"]
 )  # fmt: skip
-# What may stand between the auxiliary and the subject's first word: an article, and "there" of a
-# question of existence ("Is there an lsof licence?"). A possessive is not skipped: "Is my flight
-# late?" asks of the owner's own, which a fact may answer where no passage does.
-_BEFORE_SUBJECT = frozenset(["the", "a", "an", "there"])
 _WH_WORDS = frozenset(["what", "why", "how", "where", "when", "which", "who", "whom", "whose"])
 _INDEFINITE = frozenset(
     ["anything", "something", "everything", "nothing", "anyone", "someone", "everyone", "anybody",
@@ -35776,13 +35736,13 @@ _INDEFINITE = frozenset(
 
 def inverted_subject(query):
     """The first word of the subject of a question that inverts it, an auxiliary opening the
-    question or following its wh-word, contracted or not ("Is zlib thread-safe?", "Why won't the
-    LTdnlc test run?", "Where's the zlib documentation?", "Is there an lsof licence?"): what the
-    question is about, where its end (asked_phrase) says what it asks of it. An article or the
-    "there" of existence before it is passed over. None where no auxiliary opens it, or the word
-    is a stop word or an indefinite pronoun ("How do I ...?", "Is my flight late?", "Is there
-    anything ...?") or no word but an identifier's part ("dnode1" of "Why does dnode1.c cause
-    ...?": the identifier stage finds those whole)."""
+    question or following its wh-word, negative or contracted ("Is zlib thread-safe?", "Why won't
+    LTdnlc run?", "Where's zlib's manual?"): what the question is about, where its end
+    (asked_phrase) says what it asks of it. None where no auxiliary opens it, or the word after is
+    a stop word or an indefinite pronoun ("How do I ...?", "Is anything due?") or no word but an
+    identifier's part ("dnode1" of "Why does dnode1.c cause ...?": the identifier stage finds those
+    whole). Nor a word after an article: "When is the daily standup?" asks of a standup that
+    passages never call daily; which word of such a phrase names its thing needs a parse."""
     tokens = [t.strip(_EDGE).casefold() for t in (query or "")[:MAX_QUERY_CHARS].split()]
     tokens = [t for t in tokens if t]
     contracted = re.fullmatch(r"(\w+)['\u2019](?:s|re)", tokens[0]) if tokens else None
@@ -35795,8 +35755,6 @@ def inverted_subject(query):
         at += 1
     if at >= len(tokens):
         return None
-    while at < len(tokens) - 1 and tokens[at] in _BEFORE_SUBJECT:
-        at += 1
     word = re.sub(r"['\u2019]s$", "", tokens[at])  # a possessive's owner: "zlib's"
     return word if word.isalpha() and word not in STOPWORDS and word not in _INDEFINITE else None
 
@@ -37890,10 +37848,6 @@ _INVERTING = _AUXILIARIES | frozenset(
     ["is", "are", "was", "were", "has", "have", "had", "isn't", "aren't", "wasn't", "weren't", "hasn't",
      "haven't", "hadn't"]
 )  # fmt: skip
-# What may stand between the auxiliary and the subject's first word: an article, and "there" of a
-# question of existence ("Is there an lsof licence?"). A possessive is not skipped: "Is my flight
-# late?" asks of the owner's own, which a fact may answer where no passage does.
-_BEFORE_SUBJECT = frozenset(["the", "a", "an", "there"])
 _WH_WORDS = frozenset(["what", "why", "how", "where", "when", "which", "who", "whom", "whose"])
 _INDEFINITE = frozenset(
     ["anything", "something", "everything", "nothing", "anyone", "someone", "everyone", "anybody",
@@ -37902,13 +37856,13 @@ _INDEFINITE = frozenset(
 
 def inverted_subject(query):
     """The first word of the subject of a question that inverts it, an auxiliary opening the
-    question or following its wh-word, contracted or not ("Is zlib thread-safe?", "Why won't the
-    LTdnlc test run?", "Where's the zlib documentation?", "Is there an lsof licence?"): what the
-    question is about, where its end (asked_phrase) says what it asks of it. An article or the
-    "there" of existence before it is passed over. None where no auxiliary opens it, or the word
-    is a stop word or an indefinite pronoun ("How do I ...?", "Is my flight late?", "Is there
-    anything ...?") or no word but an identifier's part ("dnode1" of "Why does dnode1.c cause
-    ...?": the identifier stage finds those whole)."""
+    question or following its wh-word, negative or contracted ("Is zlib thread-safe?", "Why won't
+    LTdnlc run?", "Where's zlib's manual?"): what the question is about, where its end
+    (asked_phrase) says what it asks of it. None where no auxiliary opens it, or the word after is
+    a stop word or an indefinite pronoun ("How do I ...?", "Is anything due?") or no word but an
+    identifier's part ("dnode1" of "Why does dnode1.c cause ...?": the identifier stage finds those
+    whole). Nor a word after an article: "When is the daily standup?" asks of a standup that
+    passages never call daily; which word of such a phrase names its thing needs a parse."""
     tokens = [t.strip(_EDGE).casefold() for t in (query or "")[:MAX_QUERY_CHARS].split()]
     tokens = [t for t in tokens if t]
     contracted = re.fullmatch(r"(\w+)['\u2019](?:s|re)", tokens[0]) if tokens else None
@@ -37921,8 +37875,6 @@ def inverted_subject(query):
         at += 1
     if at >= len(tokens):
         return None
-    while at < len(tokens) - 1 and tokens[at] in _BEFORE_SUBJECT:
-        at += 1
     word = re.sub(r"['\u2019]s$", "", tokens[at])  # a possessive's owner: "zlib's"
     return word if word.isalpha() and word not in STOPWORDS and word not in _INDEFINITE else None
 
