@@ -836,7 +836,7 @@ CREATE FUNCTION exo.dossier(entity text, workspace text DEFAULT NULL::text, brid
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
 declare
-    ids bigint[] := exo_private.resolve_entity(entity, workspace);
+    ids bigint[] := exo_private.resolve_entity(entity, workspace, bridge);
     dossiers jsonb;
 begin
     select jsonb_agg(exo_private.entity_dossier(i.id, bridge, as_of) order by i.ord) into dossiers
@@ -854,7 +854,7 @@ ALTER FUNCTION exo.dossier(entity text, workspace text, bridge text[], as_of tim
 -- Name: FUNCTION dossier(entity text, workspace text, bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.dossier(entity text, workspace text, bridge text[], as_of timestamp with time zone) IS 'What the graph knows about one entity, as jsonb. entity is an entity id (digits) or a name (matched by canonical key: case, spacing and edge punctuation ignored); workspace (null: all) narrows a name. One match gives one object; a name found in several workspaces (or as several types, or as two things of one name) gives an array of objects, one per entity, never merged. An object: entity_id, workspace, type, name, sense (null, or which of two things sharing the name it is: an address, or a type such as place), is_owner, mention_count, document_count, mentions (one per document, newest first, at most 100: document_id, path, title, written_at, band, surface, mentions), relations {out, in} (at most 100 each: predicate, predicate_raw, entity_id, name, type, documents, document_ids), hints. Care: mentions in chunks charged for a deferred subject, and relations to an entity that is one (or whose evidence lies only in withheld chunks), are left out unless bridge names the subject (by name or alias); each hint says what was left out: {subject, workspace, mentions, chunks, relations, how}. An entity that is itself a deferred subject, or one seen only in withheld chunks (by id as by name), gives only {entity_id, workspace, type, withheld: true, hints}. as_of: only the mentions and relations written by then (the chunk''s day, else the document''s; undated ones left out); null: all. Raises invalid_parameter_value for a blank entity, an unknown workspace or a name that matches nothing.';
+COMMENT ON FUNCTION exo.dossier(entity text, workspace text, bridge text[], as_of timestamp with time zone) IS 'What the graph knows about one entity, as jsonb. entity is an entity id (digits) or a name (matched by canonical key: case, spacing and edge punctuation ignored); workspace (null: all) narrows a name. One match gives one object; a name found in several workspaces (or as several types, or as two things of one name) gives an array of objects, one per entity, never merged. An object: entity_id, workspace, type, name, sense (null, or which of two things sharing the name it is: an address, or a type such as place), is_owner, mention_count, document_count, mentions (one per document, newest first, at most 100: document_id, path, title, written_at, band, surface, mentions), relations {out, in} (at most 100 each: predicate, predicate_raw, entity_id, name, type, documents, document_ids), hints. Care: mentions in chunks charged for a deferred subject, and relations to an entity that is one (or whose evidence lies only in withheld chunks), are left out unless bridge names the subject (by name or alias); each hint says what was left out: {subject, workspace, mentions, chunks, relations, how}. An entity that is itself a deferred subject gives only {entity_id, workspace, type, withheld: true, hints}; one seen only in withheld chunks is, by id as by name, no entity unless bridge opens it. as_of: only the mentions and relations written by then (the chunk''s day, else the document''s; undated ones left out); null: all. Raises invalid_parameter_value for a blank entity, an unknown workspace or a name that matches no entity the caller may see.';
 
 --
 -- Name: embed_query(text); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1603,7 +1603,7 @@ ALTER FUNCTION exo.related(entity text, workspace text, depth integer, per_node 
 -- Name: FUNCTION related(entity text, workspace text, depth integer, per_node integer, bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[], as_of timestamp with time zone) IS 'Entities related to one entity (either direction) in its workspace''s graph: entity_id, workspace, type, name, depth (hops, each entity once at its smallest depth), withheld (null), nearest first. entity: an id or a name (as in exo.dossier; a name in several workspaces walks each). depth: 1..3 (1: direct neighbours). per_node (1..1000): each node expands at most that many neighbours, lowest ids first, so a hub (the owner, say) costs per_node rows per level. Care: the walk goes only through what the caller may see: never to or through an entity that is a deferred subject or is seen only in chunks charged for one, nor along a relation whose evidence is withheld, unless bridge names the subject; from such an entity itself nothing is listed. Then one last row per subject and workspace has only withheld: {subject, workspace, relations (left untaken), how}. as_of: only relations written by then (their document''s day; undated ones left out), so only what was known then is reached; null: all. Raises invalid_parameter_value for bad arguments.';
+COMMENT ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[], as_of timestamp with time zone) IS 'Entities related to one entity (either direction) in its workspace''s graph: entity_id, workspace, type, name, depth (hops, each entity once at its smallest depth), withheld (null), nearest first. entity: an id or a name (as in exo.dossier; a name in several workspaces walks each). depth: 1..3 (1: direct neighbours). per_node (1..1000): each node expands at most that many neighbours, lowest ids first, so a hub (the owner, say) costs per_node rows per level. Care: the walk goes only through what the caller may see: never to or through an entity that is a deferred subject or is seen only in chunks charged for one, nor along a relation whose evidence is withheld, unless bridge names the subject; from a deferred subject itself nothing is listed, and one seen only in withheld chunks is no entity (as in exo.dossier). Then one last row per subject and workspace has only withheld: {subject, workspace, relations (left untaken), how}. as_of: only relations written by then (their document''s day; undated ones left out), so only what was known then is reached; null: all. Raises invalid_parameter_value for bad arguments.';
 
 --
 -- Name: search(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1650,7 +1650,7 @@ ALTER FUNCTION exo.search_entities(name text, entity_type text, workspaces text[
 -- Name: FUNCTION search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[], as_of timestamp with time zone) IS 'Graph entities (people, orgs, places, topics, dates) whose name contains name (case-insensitive substring; % and _ are plain characters; null or blank: every entity), of entity_type (Person, Org, Place, Topic or Date; null: any), in workspaces (null: all), most mentioned first: entity_id, workspace, type, name, mentions, documents (mentions and distinct documents that may be shown), withheld (null). The same name in two workspaces is two entities. max_results is clamped to 1..500. Care: an entity that is a deferred subject (exo.deferred_subjects, by name or alias), and one seen only in chunks charged for a deferred subject, is left out unless bridge names that subject, and mentions in charged chunks are not counted; then one last row per subject and workspace has only withheld: {subject, workspace, entities, how}. as_of: only entities mentioned by then, their mentions and documents counted by then (the chunk''s day, else the document''s; undated ones left out); null: all. Next: exo.dossier(entity_id::text).';
+COMMENT ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[], as_of timestamp with time zone) IS 'Graph entities (people, orgs, places, topics, dates) whose name contains name (case-insensitive substring; % and _ are plain characters; null or blank: every entity), of entity_type (Person, Org, Place, Topic or Date; null: any), in workspaces (null: all), most mentioned first: entity_id, workspace, type, name, mentions, documents (mentions and distinct documents that may be shown), withheld (null). The same name in two workspaces is two entities. max_results is clamped to 1..500. Care: an entity that is a deferred subject (exo.deferred_subjects, by name or alias), and one seen only in chunks charged for a deferred subject, is left out unless bridge names that subject, and mentions in charged chunks are not counted; whatever the name, one last row per subject left closed and workspace searched where it is charged has only withheld: {subject, workspace, chunks, how} (chunks: those charged for it there). as_of: only entities mentioned by then, their mentions and documents counted by then (the chunk''s day, else the document''s; undated ones left out); null: all. Next: exo.dossier(entity_id::text).';
 
 --
 -- Name: search_json(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1977,7 +1977,7 @@ ALTER FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_resu
 -- Name: FUNCTION timeline(entity text, workspace text, bridge text[], max_results integer, as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer, as_of timestamp with time zone) IS 'One entity''s mentions in the order they were written (oldest first, undated last): written_at, document_id, path, title, band, workspace, surface (the name as written), excerpt (about 200 characters of the chunk around it; a name only the document''s structure gives, a mail header, a chat or frontmatter, is prefixed "[structure: WROTE_TO, COPIED (object)] ", the predicates of its structural edges in that document) and withheld (null). entity: an id or a name (as in exo.dossier; a name in several workspaces gives all of them, see the workspace column); workspace narrows it. The most recent statement is usually the authoritative one. At most max_results rows (clamped to 1..5000), the oldest. Care: mentions in chunks or documents charged for a deferred subject, and every mention of an entity that is one or is seen only in such chunks, are left out unless bridge names the subject by name or alias; then one last row per subject and workspace has only withheld: {subject, workspace, mentions, how}. as_of: only the mentions written by then (the chunk''s day, else the document''s; undated ones left out), the withheld counts too; null: all.';
+COMMENT ON FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer, as_of timestamp with time zone) IS 'One entity''s mentions in the order they were written (oldest first, undated last): written_at, document_id, path, title, band, workspace, surface (the name as written), excerpt (about 200 characters of the chunk around it; a name only the document''s structure gives, a mail header, a chat or frontmatter, is prefixed "[structure: WROTE_TO, COPIED (object)] ", the predicates of its structural edges in that document) and withheld (null). entity: an id or a name (as in exo.dossier; a name in several workspaces gives all of them, see the workspace column); workspace narrows it. The most recent statement is usually the authoritative one. At most max_results rows (clamped to 1..5000), the oldest. Care: mentions in chunks or documents charged for a deferred subject, and every mention of an entity that is one, are left out unless bridge names the subject by name or alias (an entity seen only in such chunks is no entity, as in exo.dossier); then one last row per subject and workspace has only withheld: {subject, workspace, mentions, how}. as_of: only the mentions written by then (the chunk''s day, else the document''s; undated ones left out), the withheld counts too; null: all.';
 
 --
 -- Name: version(); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -23941,6 +23941,36 @@ ALTER FUNCTION exo_private.ensure_workspace_storage(workspace text) OWNER TO exo
 COMMENT ON FUNCTION exo_private.ensure_workspace_storage(workspace text) IS 'Create a workspace''s chunk partition (with its document index, its BM25 index and the BM25 index of its chunks charged for nothing) and its embeddings partition when missing.';
 
 --
+-- Name: entities_nameable(bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.entities_nameable(ids bigint[], bridge text[]) RETURNS bigint[]
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- An entity known only from withheld material is no entity to whoever names it: an answer
+    -- other than "names no entity" would tell, one guess a call, which names withheld material
+    -- holds (the oracle rule, docs/security.md). A closed subject's own entity is answered, as
+    -- withheld: its names are the owner's deference list, which no withheld text decides.
+    select array_agg(i.id order by i.ord)
+    from unnest(ids) with ordinality i (id, ord)
+    where i.id in (select exo_private.entities_shown(ids, bridge))
+       or exists (
+           select 1
+           from exo_private.entities e
+           join exo_private.closed_subject_keys(bridge) k on k.key = e.canonical_key
+           where e.id = i.id)
+$$;
+
+ALTER FUNCTION exo_private.entities_nameable(ids bigint[], bridge text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION entities_nameable(ids bigint[], bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.entities_nameable(ids bigint[], bridge text[]) IS 'The given entities (in their order; null if none) that exo.dossier, related and timeline answer about when asked by name or id: those the bridge shows (exo_private.entities_shown) and the closed deferred subjects themselves. One known only from withheld material is left out, as if it did not exist.';
+
+--
 -- Name: entities_shown(bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -24308,7 +24338,7 @@ CREATE FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_b
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
 declare
-    ids bigint[] := exo_private.resolve_entity(p_entity, p_workspace);
+    ids bigint[] := exo_private.resolve_entity(p_entity, p_workspace, p_bridge);
     n int := least(greatest(coalesce(p_max, 500), 1), 5000);
 begin
     return query
@@ -25685,11 +25715,13 @@ begin
         order by ord
         limit n
     ), held as (
-        select s.subject, c.workspace, count(*) as entities
-        from candidates c
-        join evidence v on v.entity_id = c.id
-        cross join lateral unnest(v.withheld) s (subject)
-        group by s.subject, c.workspace
+        -- Whatever the name asked: one row per closed subject charged in a workspace searched, as
+        -- a search's hints. A row that came when the name met an entity known only from withheld
+        -- material would tell, one guess a call, which names that material holds.
+        select t.subject, t.workspace, t.n as chunks
+        from exo_private.charged_counts(
+                 coalesce(p_workspaces, array(select w.name from exo_private.workspaces w))) t
+        where exo_private.unreleased(array[t.subject], exo_private.released_keys(p_bridge)) <> '{}'
     )
     select x.id, x.workspace, x.type, x.name, x.mentions, x.documents, x.hint
     from (
@@ -25697,7 +25729,7 @@ begin
         from listed l
         union all
         select 1, row_number() over (order by h.subject, h.workspace), null, null, null, null, null, null,
-               jsonb_build_object('subject', h.subject, 'workspace', h.workspace, 'entities', h.entities,
+               jsonb_build_object('subject', h.subject, 'workspace', h.workspace, 'chunks', h.chunks,
                                   'how', exo_private.hint_how(h.subject))
         from held h
     ) x
@@ -33533,7 +33565,7 @@ begin
         perform exo_private.invalid_argument(
             'per_node must be between 1 and 1000, got ' || coalesce(p_per_node::text, 'null'));
     end if;
-    ids := exo_private.resolve_entity(p_entity, p_workspace);
+    ids := exo_private.resolve_entity(p_entity, p_workspace, p_bridge);
     released := exo_private.released_keys(p_bridge);
     -- The walk goes only through what the caller may see: from the open start entities, along
     -- relations shown in their window (both ends shown there), to entities that are no closed
@@ -37200,10 +37232,10 @@ ALTER FUNCTION exo_private.rerank_call(backend text, endpoint jsonb, query text,
 COMMENT ON FUNCTION exo_private.rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb) IS 'Ask a remote rerank backend (cross_encoder: /rerank scores; listwise: the chat model orders ids) about passages: {scores} or {ranking}, or {error_class, error}, with passages (how many were sent); never raises for a model failure. Bounded per call (retrieval.rerank_limits: the first max_passages passages, passage_chars of each) and per session (reader.rerank_calls_per_minute; over it: error_class rate_limited, and no call).';
 
 --
--- Name: resolve_entity(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: resolve_entity(text, text, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.resolve_entity(entity text, workspace text) RETURNS bigint[]
+CREATE FUNCTION exo_private.resolve_entity(entity text, workspace text, bridge text[]) RETURNS bigint[]
     LANGUAGE plpgsql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
@@ -37224,6 +37256,7 @@ begin
         from exo_private.entities e
         where e.id = wanted::bigint
           and (resolve_entity.workspace is null or e.workspace = resolve_entity.workspace);
+        ids := exo_private.entities_nameable(ids, bridge);
         if ids is not null then
             return ids;
         end if;
@@ -37234,6 +37267,7 @@ begin
     from exo_private.entities e
     where e.canonical_key = wanted_key
       and (resolve_entity.workspace is null or e.workspace = resolve_entity.workspace);
+    ids := exo_private.entities_nameable(ids, bridge);
     if ids is null then
         perform exo_private.invalid_argument(
             format('entity %s names no entity%s', exo_private.quoted(entity),
@@ -37245,13 +37279,13 @@ begin
 end
 $_$;
 
-ALTER FUNCTION exo_private.resolve_entity(entity text, workspace text) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.resolve_entity(entity text, workspace text, bridge text[]) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION resolve_entity(entity text, workspace text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION resolve_entity(entity text, workspace text, bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.resolve_entity(entity text, workspace text) IS 'Entity ids an API argument names: digits are an entity id (when one exists; otherwise read as a name), anything else a name matched by canonical key, all workspaces unless one is given, ordered by workspace and type. Raises invalid_parameter_value when nothing matches.';
+COMMENT ON FUNCTION exo_private.resolve_entity(entity text, workspace text, bridge text[]) IS 'Entity ids an API argument names: digits are an entity id (when one exists; otherwise read as a name), anything else a name matched by canonical key, all workspaces unless one is given, ordered by workspace and type; of them only those the caller may name (exo_private.entities_nameable, with bridge). Raises invalid_parameter_value when none is left.';
 
 --
 -- Name: resolve_links(integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -54945,6 +54979,14 @@ REVOKE ALL ON FUNCTION exo_private.ensure_workspace_storage(workspace text) FROM
 GRANT ALL ON FUNCTION exo_private.ensure_workspace_storage(workspace text) TO exo_writer;
 
 --
+-- Name: FUNCTION entities_nameable(ids bigint[], bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.entities_nameable(ids bigint[], bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.entities_nameable(ids bigint[], bridge text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.entities_nameable(ids bigint[], bridge text[]) TO exo_writer;
+
+--
 -- Name: FUNCTION entities_shown(ids bigint[], bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -56087,12 +56129,12 @@ GRANT ALL ON FUNCTION exo_private.rerank_call(backend text, endpoint jsonb, quer
 GRANT ALL ON FUNCTION exo_private.rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb) TO exo_writer;
 
 --
--- Name: FUNCTION resolve_entity(entity text, workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION resolve_entity(entity text, workspace text, bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.resolve_entity(entity text, workspace text) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.resolve_entity(entity text, workspace text) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.resolve_entity(entity text, workspace text) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.resolve_entity(entity text, workspace text, bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.resolve_entity(entity text, workspace text, bridge text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.resolve_entity(entity text, workspace text, bridge text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION resolve_links(source integer); Type: ACL; Schema: exo_private; Owner: exo_owner

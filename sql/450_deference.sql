@@ -579,6 +579,32 @@ comment on function exo_private.entities_shown(bigint[], text[]) is
     'withheld = ''{}'' (not a closed deferred subject; never mentioned, or a mention that may be '
     'shown), decided at the first such mention: what a search may recognise in a question.';
 
+-- exo_private.entities_nameable: which of some entities a caller who names one is answered about.
+create or replace function exo_private.entities_nameable(ids bigint[], bridge text[])
+returns bigint[]
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- An entity known only from withheld material is no entity to whoever names it: an answer
+    -- other than "names no entity" would tell, one guess a call, which names withheld material
+    -- holds (the oracle rule, docs/security.md). A closed subject's own entity is answered, as
+    -- withheld: its names are the owner's deference list, which no withheld text decides.
+    select array_agg(i.id order by i.ord)
+    from unnest(ids) with ordinality i (id, ord)
+    where i.id in (select exo_private.entities_shown(ids, bridge))
+       or exists (
+           select 1
+           from exo_private.entities e
+           join exo_private.closed_subject_keys(bridge) k on k.key = e.canonical_key
+           where e.id = i.id)
+$$;
+comment on function exo_private.entities_nameable(bigint[], text[]) is
+    'The given entities (in their order; null if none) that exo.dossier, related and timeline answer '
+    'about when asked by name or id: those the bridge shows (exo_private.entities_shown) and the '
+    'closed deferred subjects themselves. One known only from withheld material is left out, as if '
+    'it did not exist.';
+
 -- exo_private.closed_documents: the documents a bridge leaves closed, and why.
 create or replace function exo_private.closed_documents(ids bigint[], bridge text[])
 returns table (document_id bigint, withheld text[])

@@ -45,7 +45,8 @@ comment on function exo_private.parse_entity_type(text) is
     'naming entity_type and the types otherwise.';
 
 -- exo_private.resolve_entity: the entities an argument names (an id, or a name by key).
-create or replace function exo_private.resolve_entity(entity text, workspace text)
+drop function if exists exo_private.resolve_entity(text, text);  -- before bridge
+create or replace function exo_private.resolve_entity(entity text, workspace text, bridge text[])
 returns bigint[]
 language plpgsql stable
 security invoker
@@ -68,6 +69,7 @@ begin
         from exo_private.entities e
         where e.id = wanted::bigint
           and (resolve_entity.workspace is null or e.workspace = resolve_entity.workspace);
+        ids := exo_private.entities_nameable(ids, bridge);
         if ids is not null then
             return ids;
         end if;
@@ -78,6 +80,7 @@ begin
     from exo_private.entities e
     where e.canonical_key = wanted_key
       and (resolve_entity.workspace is null or e.workspace = resolve_entity.workspace);
+    ids := exo_private.entities_nameable(ids, bridge);
     if ids is null then
         perform exo_private.invalid_argument(
             format('entity %s names no entity%s', exo_private.quoted(entity),
@@ -88,10 +91,11 @@ begin
     return ids;
 end
 $$;
-comment on function exo_private.resolve_entity(text, text) is
+comment on function exo_private.resolve_entity(text, text, text[]) is
     'Entity ids an API argument names: digits are an entity id (when one exists; otherwise read as a '
     'name), anything else a name matched by canonical key, all workspaces unless one is given, '
-    'ordered by workspace and type. Raises invalid_parameter_value when nothing matches.';
+    'ordered by workspace and type; of them only those the caller may name '
+    '(exo_private.entities_nameable, with bridge). Raises invalid_parameter_value when none is left.';
 
 -- exo_private.excerpt: about width characters of a text around the first occurrence of needle.
 create or replace function exo_private.excerpt(body text, needle text, width int default 200)
@@ -328,11 +332,13 @@ begin
         order by ord
         limit n
     ), held as (
-        select s.subject, c.workspace, count(*) as entities
-        from candidates c
-        join evidence v on v.entity_id = c.id
-        cross join lateral unnest(v.withheld) s (subject)
-        group by s.subject, c.workspace
+        -- Whatever the name asked: one row per closed subject charged in a workspace searched, as
+        -- a search's hints. A row that came when the name met an entity known only from withheld
+        -- material would tell, one guess a call, which names that material holds.
+        select t.subject, t.workspace, t.n as chunks
+        from exo_private.charged_counts(
+                 coalesce(p_workspaces, array(select w.name from exo_private.workspaces w))) t
+        where exo_private.unreleased(array[t.subject], exo_private.released_keys(p_bridge)) <> '{}'
     )
     select x.id, x.workspace, x.type, x.name, x.mentions, x.documents, x.hint
     from (
@@ -340,7 +346,7 @@ begin
         from listed l
         union all
         select 1, row_number() over (order by h.subject, h.workspace), null, null, null, null, null, null,
-               jsonb_build_object('subject', h.subject, 'workspace', h.workspace, 'entities', h.entities,
+               jsonb_build_object('subject', h.subject, 'workspace', h.workspace, 'chunks', h.chunks,
                                   'how', exo_private.hint_how(h.subject))
         from held h
     ) x
@@ -376,8 +382,9 @@ comment on function exo.search_entities(text, text, text[], int, text[], timesta
     'be shown), withheld (null). The same name in two workspaces is two entities. max_results is '
     'clamped to 1..500. Care: an entity that is a deferred subject (exo.deferred_subjects, by name or '
     'alias), and one seen only in chunks charged for a deferred subject, is left out unless bridge '
-    'names that subject, and mentions in charged chunks are not counted; then one last row per '
-    'subject and workspace has only withheld: {subject, workspace, entities, how}. as_of: only '
+    'names that subject, and mentions in charged chunks are not counted; whatever the name, one last '
+    'row per subject left closed and workspace searched where it is charged has only withheld: '
+    '{subject, workspace, chunks, how} (chunks: those charged for it there). as_of: only '
     'entities mentioned by then, their mentions and documents counted by then (the chunk''s day, '
     'else the document''s; undated ones left out); null: all. Next: exo.dossier(entity_id::text).';
 
@@ -391,7 +398,7 @@ security definer
 set search_path = exo_private, pg_temp
 as $$
 declare
-    ids bigint[] := exo_private.resolve_entity(entity, workspace);
+    ids bigint[] := exo_private.resolve_entity(entity, workspace, bridge);
     dossiers jsonb;
 begin
     select jsonb_agg(exo_private.entity_dossier(i.id, bridge, as_of) order by i.ord) into dossiers
@@ -415,10 +422,11 @@ comment on function exo.dossier(text, text, text[], timestamptz) is
     'relations to an entity that is one (or whose evidence lies only in withheld chunks), are left '
     'out unless bridge names the subject (by name or alias); each hint says what was left out: '
     '{subject, workspace, mentions, chunks, relations, how}. An entity that is itself a deferred '
-    'subject, or one seen only in withheld chunks (by id as by name), gives only {entity_id, '
-    'workspace, type, withheld: true, hints}. as_of: only the mentions and relations written by '
-    'then (the chunk''s day, else the document''s; undated ones left out); null: all. Raises '
-    'invalid_parameter_value for a blank entity, an unknown workspace or a name that matches nothing.';
+    'subject gives only {entity_id, workspace, type, withheld: true, hints}; one seen only in '
+    'withheld chunks is, by id as by name, no entity unless bridge opens it. as_of: only the '
+    'mentions and relations written by then (the chunk''s day, else the document''s; undated ones '
+    'left out); null: all. Raises invalid_parameter_value for a blank entity, an unknown workspace or '
+    'a name that matches no entity the caller may see.';
 
 -- exo.cross_document_entities: entities that connect documents, and how many do.
 create or replace function exo.cross_document_entities(
@@ -523,7 +531,7 @@ begin
         perform exo_private.invalid_argument(
             'per_node must be between 1 and 1000, got ' || coalesce(p_per_node::text, 'null'));
     end if;
-    ids := exo_private.resolve_entity(p_entity, p_workspace);
+    ids := exo_private.resolve_entity(p_entity, p_workspace, p_bridge);
     released := exo_private.released_keys(p_bridge);
     -- The walk goes only through what the caller may see: from the open start entities, along
     -- relations shown in their window (both ends shown there), to entities that are no closed
@@ -643,8 +651,9 @@ comment on function exo.related(text, text, int, int, text[], timestamptz) is
     'many neighbours, lowest ids first, so a hub (the owner, say) costs per_node rows per level. '
     'Care: the walk goes only through what the caller may see: never to or through an entity that '
     'is a deferred subject or is seen only in chunks charged for one, nor along a relation whose '
-    'evidence is withheld, unless bridge names the subject; from such an entity itself nothing is '
-    'listed. Then one last row per subject and workspace has only withheld: {subject, workspace, '
+    'evidence is withheld, unless bridge names the subject; from a deferred subject itself nothing '
+    'is listed, and one seen only in withheld chunks is no entity (as in exo.dossier). Then one last '
+    'row per subject and workspace has only withheld: {subject, workspace, '
     'relations (left untaken), how}. as_of: only relations written by then (their document''s day; '
     'undated ones left out), so only what was known then is reached; null: all. Raises '
     'invalid_parameter_value for bad arguments.';
@@ -662,7 +671,7 @@ security invoker
 set search_path = exo_private, pg_temp
 as $$
 declare
-    ids bigint[] := exo_private.resolve_entity(p_entity, p_workspace);
+    ids bigint[] := exo_private.resolve_entity(p_entity, p_workspace, p_bridge);
     n int := least(greatest(coalesce(p_max, 500), 1), 5000);
 begin
     return query
@@ -769,8 +778,9 @@ comment on function exo.timeline(text, text, text[], int, timestamptz) is
     'in exo.dossier; a name in several workspaces gives all of them, see the workspace column); '
     'workspace narrows it. The most recent statement is usually the authoritative one. At most '
     'max_results rows (clamped to 1..5000), the oldest. Care: mentions in chunks or documents '
-    'charged for a deferred subject, and every mention of an entity that is one or is seen only in '
-    'such chunks, are left out unless bridge names the subject by name or alias; then one last row '
+    'charged for a deferred subject, and every mention of an entity that is one, are left out '
+    'unless bridge names the subject by name or alias (an entity seen only in such chunks is no '
+    'entity, as in exo.dossier); then one last row '
     'per subject and workspace has only withheld: {subject, workspace, mentions, how}. as_of: only '
     'the mentions written by then (the chunk''s day, else the document''s; undated ones left out), '
     'the withheld counts too; null: all.';

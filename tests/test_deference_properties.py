@@ -22,7 +22,9 @@ the SQL under test:
 - closed (no bridge, or one that names no deferred subject): outside the hints no name of the
   subject, no name of a secret entity, no text of a charged chunk or message, no title or path
   of a charged document and no title of a wholly charged conversation; inside them only the
-  subject's own name. Wherever the answer left something out, it carries a hint.
+  subject's own name. Wherever the answer left something out, it carries a hint; but a secret
+  entity named (by name or id) is no entity ("names no entity", as a name nothing gives), and
+  exo.search_entities hints alike whatever the name.
 - opened (the bridge names the subject or an alias, any case and spacing): all of it, no hint.
 """
 
@@ -37,6 +39,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import psycopg
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -588,17 +591,24 @@ def check_cypher(ask: Asker) -> None:
 
 
 def check_search_entities(ask: Asker) -> None:
+    """Whatever the name, a hint per workspace where anything is charged, as a search's: a hint
+    that came when the name met an entity known only from withheld text would tell its name."""
     w = ask.world
     shown, hints = ask.rows("search_entities", max_results=500)
-    hidden = Counter(e["workspace"] for i, e in w.entities.items() if not w.visible(i))
-    ask.check("search_entities", shown, hints, bool(hidden))
+    charged = Counter(c["workspace"] for i, c in w.chunks.items() if not w.chunk_shown(i))
+    ask.check("search_entities", shown, hints, bool(charged))
+    for i, e in w.entities.items():
+        if not w.visible(i):
+            named = ask.rows("search_entities", e["name"], max_results=500)
+            ask.check(f"search_entities {e['name']!r}", *named, bool(charged))
+            assert named[1] == hints, (e["name"], named[1], hints)
     expected = {
         (i, len(w.shown_mentions(i)), len({m["document_id"] for m in w.shown_mentions(i)}))
         for i in w.entities
         if w.visible(i)
     }
     assert {(r["entity_id"], r["mentions"], r["documents"]) for r in shown} == expected
-    assert {(h["workspace"], h["entities"]) for h in hints} == set(hidden.items())
+    assert {(h["workspace"], h["chunks"]) for h in hints} == set(charged.items())
 
 
 def check_cross_document_entities(ask: Asker) -> None:
@@ -638,7 +648,7 @@ def check_dossier(ask: Asker, answer: dict, entity_id: int, what: str) -> None:
     assert answer["entity_id"] == entity_id
     hints = answer.get("hints", [])
     shown = {k: v for k, v in answer.items() if k != "hints"}
-    if not w.visible(entity_id):
+    if w.key_hidden(entity_id):
         ask.check(what, shown, hints, True)
         assert answer["withheld"] is True and "name" not in answer and "mentions" not in answer, answer
         return
@@ -653,13 +663,33 @@ def check_dossier(ask: Asker, answer: dict, entity_id: int, what: str) -> None:
     ), (what, answer)
 
 
+def nameable(w: World, entity_id: int) -> bool:
+    """Whether an API asked about the entity by name or id answers about it: one seen only in
+    withheld text is no entity to it (its answer would tell which names withheld text holds); the
+    subject's own entity is answered, withheld."""
+    return w.visible(entity_id) or w.key_hidden(entity_id)
+
+
+def assert_no_entity(ask: Asker, function: str, asked: str) -> None:
+    no_entity = pytest.raises(psycopg.errors.InvalidParameterValue, match=f"entity '{asked}' names no entity")
+    with no_entity, ask.conn.transaction():
+        ask.value(function, asked)
+
+
 def check_dossiers(ask: Asker) -> None:
     w = ask.world
     for entity_id in w.entities:
+        if not nameable(w, entity_id):
+            assert_no_entity(ask, "dossier", str(entity_id))
+            continue
         check_dossier(ask, ask.value("dossier", str(entity_id)), entity_id, f"dossier {entity_id}")
     by_key: dict[str, list[int]] = {}
     for i, e in sorted(w.entities.items(), key=lambda x: (x[1]["workspace"], x[0])):
-        by_key.setdefault(e["key"], []).append(i)
+        if nameable(w, i):
+            by_key.setdefault(e["key"], []).append(i)
+    for e in w.entities.values():
+        if e["key"] not in by_key:
+            assert_no_entity(ask, "dossier", e["name"])
     for ids in by_key.values():
         name = w.entities[ids[0]]["name"]
         answer = ask.value("dossier", name)
@@ -693,6 +723,9 @@ def walk(w: World, start: int, depth: int) -> tuple[dict[int, int], bool]:
 def check_related(ask: Asker, depth: int) -> None:
     w = ask.world
     for entity_id in w.entities:
+        if not nameable(w, entity_id):
+            assert_no_entity(ask, "related", str(entity_id))
+            continue
         shown, hints = ask.rows("related", str(entity_id), depth=depth)
         what = f"related {entity_id} depth {depth}"
         if not w.visible(entity_id):
@@ -707,6 +740,9 @@ def check_related(ask: Asker, depth: int) -> None:
 def check_timelines(ask: Asker) -> None:
     w = ask.world
     for entity_id in w.entities:
+        if not nameable(w, entity_id):
+            assert_no_entity(ask, "timeline", str(entity_id))
+            continue
         shown, hints = ask.rows("timeline", str(entity_id))
         visible = w.visible(entity_id)
         mentions = w.shown_mentions(entity_id) if visible else []

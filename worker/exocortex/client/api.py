@@ -450,7 +450,8 @@ def search_entities(
     """exo.search_entities: entities whose name contains `name`, most mentioned first (those
     mentioned by as_of, counted by then).
 
-    Rows with only `withheld` set come last: hints about entities left out (deferred subjects).
+    Rows with only `withheld` set come last: one per deferred subject left closed and workspace
+    where it has charged chunks, whatever the name (entities seen only there are left out).
     """
     args: dict[str, Any] = {"name": name, "entity_type": entity_type, "max_results": max_results}
     args |= {"bridge": list(bridge)}
