@@ -630,6 +630,7 @@ begin
     end if;
     if doc_ids is null then
         select array_agg(d.id order by d.id) into doc_ids from exo_private.documents d where d.path = wanted;
+        doc_ids := exo_private.open_documents(doc_ids, bridge);
     end if;
     if doc_ids is null then
         -- a unique suffix at a folder boundary, case-insensitive ("rent.md", "admin/rent.md")
@@ -640,6 +641,7 @@ begin
           and (pg_catalog.lower(d.path) = pg_catalog.lower(suffix)
                or pg_catalog.lower(pg_catalog.right(d.path, pg_catalog.length(suffix) + 1))
                   = pg_catalog.lower('/' || suffix));
+        doc_ids := exo_private.open_documents(doc_ids, bridge);
     end if;
     if doc_ids is null then
         perform exo_private.invalid_argument(
@@ -649,13 +651,8 @@ begin
     if cardinality(doc_ids) > 1 then
         perform exo_private.invalid_argument(
             format('document %s matches %s documents: %s', exo_private.quoted(document), cardinality(doc_ids),
-                   (select string_agg(d.id || ' ' || coalesce(d.path, '(withheld)'), ', ' order by d.path, d.id)
-                    from (select x.id,
-                                 -- a charged document's path is withheld here too
-                                 case when x.id in (select k.document_id
-                                                    from exo_private.closed_documents(doc_ids, bridge) k)
-                                      then null else x.path end as path
-                          from exo_private.documents x where x.id = any (doc_ids)
+                   (select string_agg(d.id || ' ' || d.path, ', ' order by d.path, d.id)
+                    from (select x.id, x.path from exo_private.documents x where x.id = any (doc_ids)
                           order by x.path, x.id limit 5) d)
                    || case when cardinality(doc_ids) > 5 then ', ...' else '' end),
             'name one by its id or by a longer path');
@@ -753,7 +750,7 @@ ALTER FUNCTION exo.document(document text, bridge text[], as_of timestamp with t
 -- Name: FUNCTION document(document text, bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.document(document text, bridge text[], as_of timestamp with time zone) IS 'One document of the ledger as jsonb. document: an id (digits), an exact path, or a unique path suffix at a folder boundary (case-insensitive: "rent.md", "admin/rent.md"). Gives document_id, path, source, title, extension, stage, size_bytes, sha256, written_at, first_seen_at, stage_changed_at, band, band_source, band_reason, workspace, route (the router''s decision), canonical, error_class, error_message, chunks, charged_chunks, entities extracted from it (at most 200, most mentioned first: entity_id, name, type, mentions) and hints. Care: entities that are deferred subjects and mentions in charged chunks are left out unless bridge names the subject; a hint says so {subject, workspace, mentions, chunks, how}. A charged document (its frontmatter charges a deferred subject, or every chunk is withheld, as when its title or path names the subject near a cue) gives only {document_id, workspace, stage, withheld: true, hints {subject, workspace, chunks, how}} unless bridge names the subject: no title, no path. Raises invalid_parameter_value when nothing matches, or when several do (listing up to 5, a charged document''s path withheld), and when as_of is given and the document was not written by its day (an undated one neither; a charged document answers as above whatever as_of).';
+COMMENT ON FUNCTION exo.document(document text, bridge text[], as_of timestamp with time zone) IS 'One document of the ledger as jsonb. document: an id (digits), an exact path, or a unique path suffix at a folder boundary (case-insensitive: "rent.md", "admin/rent.md"). Gives document_id, path, source, title, extension, stage, size_bytes, sha256, written_at, first_seen_at, stage_changed_at, band, band_source, band_reason, workspace, route (the router''s decision), canonical, error_class, error_message, chunks, charged_chunks, entities extracted from it (at most 200, most mentioned first: entity_id, name, type, mentions) and hints. Care: entities that are deferred subjects and mentions in charged chunks are left out unless bridge names the subject; a hint says so {subject, workspace, mentions, chunks, how}. A charged document (its frontmatter charges a deferred subject, or every chunk is withheld, as when its title or path names the subject near a cue) gives only {document_id, workspace, stage, withheld: true, hints {subject, workspace, chunks, how}} unless bridge names the subject: no title, no path; by a path or a suffix it is no document (its path is withheld). Raises invalid_parameter_value when nothing matches, or when several do (listing up to 5), and when as_of is given and the document was not written by its day (an undated one neither; a charged document answers as above whatever as_of).';
 
 --
 -- Name: documents(text[], text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -29973,6 +29970,30 @@ ALTER FUNCTION exo_private.on_login() OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.on_login() IS 'The login event trigger exo_backend_memory: a reader''s backend (exo_private.is_reader_role) is refused past reader.connection_limit reader sessions in all, and bounded to reader.backend_memory above what it maps at login, for the whole session; any other role''s backend lifts the server''s soft default (exo_private.lift_backend_memory).';
 
 --
+-- Name: open_documents(bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.open_documents(ids bigint[], bridge text[]) RETURNS bigint[]
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- A charged document's path is withheld with its text, so by its path (or a suffix of it) it
+    -- is no document: an answer would tell, one guess a call, which paths withheld documents
+    -- have. By its id, which exo.documents lists, it is answered as withheld.
+    select array_agg(i.id order by i.ord)
+    from unnest(ids) with ordinality i (id, ord)
+    where i.id not in (select k.document_id from exo_private.closed_documents(ids, bridge) k)
+$$;
+
+ALTER FUNCTION exo_private.open_documents(ids bigint[], bridge text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION open_documents(ids bigint[], bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.open_documents(ids bigint[], bridge text[]) IS 'The given documents (in their order; null if none) that are not charged for a subject the bridge leaves closed (exo_private.closed_documents): those exo.document finds by a path.';
+
+--
 -- Name: outstanding_work(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -55747,6 +55768,14 @@ GRANT ALL ON FUNCTION exo_private.ocr_job(p_document_id bigint) TO exo_writer;
 
 REVOKE ALL ON FUNCTION exo_private.on_login() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.on_login() TO exo_writer;
+
+--
+-- Name: FUNCTION open_documents(ids bigint[], bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.open_documents(ids bigint[], bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.open_documents(ids bigint[], bridge text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.open_documents(ids bigint[], bridge text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION outstanding_work(); Type: ACL; Schema: exo_private; Owner: exo_owner

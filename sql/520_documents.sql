@@ -1,6 +1,24 @@
 -- Documents for agents: exo.document, one ledger row and the entities extracted from it; a
 -- charged document's title and path are withheld with its text (sql/450_deference.sql).
 
+-- exo_private.open_documents: of the documents a path names, those a caller may be told of.
+create or replace function exo_private.open_documents(ids bigint[], bridge text[])
+returns bigint[]
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- A charged document's path is withheld with its text, so by its path (or a suffix of it) it
+    -- is no document: an answer would tell, one guess a call, which paths withheld documents
+    -- have. By its id, which exo.documents lists, it is answered as withheld.
+    select array_agg(i.id order by i.ord)
+    from unnest(ids) with ordinality i (id, ord)
+    where i.id not in (select k.document_id from exo_private.closed_documents(ids, bridge) k)
+$$;
+comment on function exo_private.open_documents(bigint[], text[]) is
+    'The given documents (in their order; null if none) that are not charged for a subject the '
+    'bridge leaves closed (exo_private.closed_documents): those exo.document finds by a path.';
+
 -- exo.document: one document's ledger row and the entities extracted from it.
 create or replace function exo.document(document text, bridge text[] default '{}', as_of timestamptz default null)
 returns jsonb
@@ -25,6 +43,7 @@ begin
     end if;
     if doc_ids is null then
         select array_agg(d.id order by d.id) into doc_ids from exo_private.documents d where d.path = wanted;
+        doc_ids := exo_private.open_documents(doc_ids, bridge);
     end if;
     if doc_ids is null then
         -- a unique suffix at a folder boundary, case-insensitive ("rent.md", "admin/rent.md")
@@ -35,6 +54,7 @@ begin
           and (pg_catalog.lower(d.path) = pg_catalog.lower(suffix)
                or pg_catalog.lower(pg_catalog.right(d.path, pg_catalog.length(suffix) + 1))
                   = pg_catalog.lower('/' || suffix));
+        doc_ids := exo_private.open_documents(doc_ids, bridge);
     end if;
     if doc_ids is null then
         perform exo_private.invalid_argument(
@@ -44,13 +64,8 @@ begin
     if cardinality(doc_ids) > 1 then
         perform exo_private.invalid_argument(
             format('document %s matches %s documents: %s', exo_private.quoted(document), cardinality(doc_ids),
-                   (select string_agg(d.id || ' ' || coalesce(d.path, '(withheld)'), ', ' order by d.path, d.id)
-                    from (select x.id,
-                                 -- a charged document's path is withheld here too
-                                 case when x.id in (select k.document_id
-                                                    from exo_private.closed_documents(doc_ids, bridge) k)
-                                      then null else x.path end as path
-                          from exo_private.documents x where x.id = any (doc_ids)
+                   (select string_agg(d.id || ' ' || d.path, ', ' order by d.path, d.id)
+                    from (select x.id, x.path from exo_private.documents x where x.id = any (doc_ids)
                           order by x.path, x.id limit 5) d)
                    || case when cardinality(doc_ids) > 5 then ', ...' else '' end),
             'name one by its id or by a longer path');
@@ -152,10 +167,11 @@ comment on function exo.document(text, text[], timestamptz) is
     'subject; a hint says so {subject, workspace, mentions, chunks, how}. A charged document (its '
     'frontmatter charges a deferred subject, or every chunk is withheld, as when its title or path '
     'names the subject near a cue) gives only {document_id, workspace, stage, withheld: true, hints '
-    '{subject, workspace, chunks, how}} unless bridge names the subject: no title, no path. Raises '
-    'invalid_parameter_value when nothing matches, or when several do (listing up to 5, a charged '
-    'document''s path withheld), and when as_of is given and the document was not written by its '
-    'day (an undated one neither; a charged document answers as above whatever as_of).';
+    '{subject, workspace, chunks, how}} unless bridge names the subject: no title, no path; by a '
+    'path or a suffix it is no document (its path is withheld). Raises invalid_parameter_value when '
+    'nothing matches, or when several do (listing up to 5), and when as_of is given and the '
+    'document was not written by its day (an undated one neither; a charged document answers as '
+    'above whatever as_of).';
 
 -- exo_private.declared_workspace: the workspace a document's frontmatter names, as routing reads it.
 create or replace function exo_private.declared_workspace(frontmatter jsonb)

@@ -23,8 +23,9 @@ the SQL under test:
   subject, no name of a secret entity, no text of a charged chunk or message, no title or path
   of a charged document and no title of a wholly charged conversation; inside them only the
   subject's own name. Wherever the answer left something out, it carries a hint; but a secret
-  entity named (by name or id) is no entity ("names no entity", as a name nothing gives), and
-  exo.search_entities hints alike whatever the name.
+  entity named (by name or id) is no entity ("names no entity", as a name nothing gives),
+  exo.search_entities hints alike whatever the name, and a charged document asked by its path is
+  no document.
 - opened (the bridge names the subject or an alias, any case and spacing): all of it, no hint.
 """
 
@@ -755,6 +756,11 @@ def check_documents(ask: Asker) -> None:
     for doc_id, doc in w.documents.items():
         ms = [m for m in w.mentions if m["document_id"] == doc_id]
         for asked in (str(doc_id), doc["path"]):
+            if asked == doc["path"] and w.document_closed(doc_id):  # its path is withheld with it
+                no_document = pytest.raises(psycopg.errors.InvalidParameterValue, match="names no document")
+                with no_document, ask.conn.transaction():
+                    ask.value("document", asked)
+                continue
             answer = ask.value("document", asked)
             hints = answer.get("hints", [])
             shown = {k: v for k, v in answer.items() if k != "hints"}
