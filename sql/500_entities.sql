@@ -331,6 +331,8 @@ begin
         where v.withheld = '{}' and (p_as_of is null or v.mentions > 0)
         order by ord
         limit n
+    ), released as materialized (
+        select exo_private.released_keys(p_bridge) as keys
     ), held as (
         -- Whatever the name asked: one row per closed subject charged in a workspace searched, as
         -- a search's hints. A row that came when the name met an entity known only from withheld
@@ -338,7 +340,8 @@ begin
         select t.subject, t.workspace, t.n as chunks
         from exo_private.charged_counts(
                  coalesce(p_workspaces, array(select w.name from exo_private.workspaces w))) t
-        where exo_private.unreleased(array[t.subject], exo_private.released_keys(p_bridge)) <> '{}'
+        cross join released r
+        where exo_private.unreleased(array[t.subject], r.keys) <> '{}'
     )
     select x.id, x.workspace, x.type, x.name, x.mentions, x.documents, x.hint
     from (
