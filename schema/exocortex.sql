@@ -619,6 +619,7 @@ declare
     doc_ids bigint[];
     doc exo_private.documents;
     held_back text[];
+    keys text[] := exo_private.released_keys(bridge);
     result jsonb;
 begin
     if wanted is null or wanted = '' then
@@ -696,12 +697,19 @@ begin
         select m.entity_id, m.name, m.type, count(*) as mentions
         from ms m where m.itself is null and m.withheld = '{}'
         group by m.entity_id, m.name, m.type
+    ), charged as (
+        select s.subject, count(*) as chunks
+        from exo_private.chunks c
+        cross join lateral unnest(exo_private.unreleased(c.charged_subjects, keys)) s (subject)
+        where c.workspace = doc.workspace and c.document_id = doc.id and c.charged_subjects <> '{}'
+        group by s.subject
     ), held as (
-        select coalesce(m.itself, s) as subject, count(*) as mentions, count(distinct m.chunk_id) as chunks
-        from ms m
-        left join lateral unnest(m.withheld) s on m.itself is null
-        where m.itself is not null or m.withheld <> '{}'
-        group by 1
+        -- per closed subject, the document's chunks charged for it (what the marks decide, never
+        -- which entities withheld text names), and each one its open text names
+        select coalesce(c.subject, n.subject) as subject, coalesce(c.chunks, 0) as chunks
+        from charged c
+        full join (select distinct m.itself as subject from ms m where m.itself is not null and m.withheld = '{}') n
+          on n.subject = c.subject
     )
     select jsonb_build_object(
         'document_id', doc.id,
@@ -735,8 +743,8 @@ begin
             from (select * from shown s order by s.mentions desc, s.name, s.entity_id limit 200) x), '[]'),
         'hints', coalesce((
             select jsonb_agg(jsonb_build_object(
-                       'subject', h.subject, 'workspace', doc.workspace, 'mentions', h.mentions,
-                       'chunks', h.chunks, 'how', exo_private.hint_how(h.subject))
+                       'subject', h.subject, 'workspace', doc.workspace, 'chunks', h.chunks,
+                       'how', exo_private.hint_how(h.subject))
                        order by h.subject)
             from held h), '[]'))
     into result;
@@ -750,7 +758,7 @@ ALTER FUNCTION exo.document(document text, bridge text[], as_of timestamp with t
 -- Name: FUNCTION document(document text, bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.document(document text, bridge text[], as_of timestamp with time zone) IS 'One document of the ledger as jsonb. document: an id (digits), an exact path, or a unique path suffix at a folder boundary (case-insensitive: "rent.md", "admin/rent.md"). Gives document_id, path, source, title, extension, stage, size_bytes, sha256, written_at, first_seen_at, stage_changed_at, band, band_source, band_reason, workspace, route (the router''s decision), canonical, error_class, error_message, chunks, charged_chunks, entities extracted from it (at most 200, most mentioned first: entity_id, name, type, mentions) and hints. Care: entities that are deferred subjects and mentions in charged chunks are left out unless bridge names the subject; a hint says so {subject, workspace, mentions, chunks, how}. A charged document (its frontmatter charges a deferred subject, or every chunk is withheld, as when its title or path names the subject near a cue) gives only {document_id, workspace, stage, withheld: true, hints {subject, workspace, chunks, how}} unless bridge names the subject: no title, no path; by a path or a suffix it is no document (its path is withheld). Raises invalid_parameter_value when nothing matches, or when several do (listing up to 5), and when as_of is given and the document was not written by its day (an undated one neither; a charged document answers as above whatever as_of).';
+COMMENT ON FUNCTION exo.document(document text, bridge text[], as_of timestamp with time zone) IS 'One document of the ledger as jsonb. document: an id (digits), an exact path, or a unique path suffix at a folder boundary (case-insensitive: "rent.md", "admin/rent.md"). Gives document_id, path, source, title, extension, stage, size_bytes, sha256, written_at, first_seen_at, stage_changed_at, band, band_source, band_reason, workspace, route (the router''s decision), canonical, error_class, error_message, chunks, charged_chunks, entities extracted from it (at most 200, most mentioned first: entity_id, name, type, mentions) and hints. Care: entities that are deferred subjects and mentions in charged chunks are left out unless bridge names the subject; a hint per such subject says how many of the document''s chunks are charged for it (0 for one its open text names) {subject, workspace, chunks, how}. A charged document (its frontmatter charges a deferred subject, or every chunk is withheld, as when its title or path names the subject near a cue) gives only {document_id, workspace, stage, withheld: true, hints {subject, workspace, chunks, how}} unless bridge names the subject: no title, no path; by a path or a suffix it is no document (its path is withheld). Raises invalid_parameter_value when nothing matches, or when several do (listing up to 5), and when as_of is given and the document was not written by its day (an undated one neither; a charged document answers as above whatever as_of).';
 
 --
 -- Name: documents(text[], text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -851,7 +859,7 @@ ALTER FUNCTION exo.dossier(entity text, workspace text, bridge text[], as_of tim
 -- Name: FUNCTION dossier(entity text, workspace text, bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.dossier(entity text, workspace text, bridge text[], as_of timestamp with time zone) IS 'What the graph knows about one entity, as jsonb. entity is an entity id (digits) or a name (matched by canonical key: case, spacing and edge punctuation ignored); workspace (null: all) narrows a name. One match gives one object; a name found in several workspaces (or as several types, or as two things of one name) gives an array of objects, one per entity, never merged. An object: entity_id, workspace, type, name, sense (null, or which of two things sharing the name it is: an address, or a type such as place), is_owner, mention_count, document_count, mentions (one per document, newest first, at most 100: document_id, path, title, written_at, band, surface, mentions), relations {out, in} (at most 100 each: predicate, predicate_raw, entity_id, name, type, documents, document_ids), hints. Care: mentions in chunks charged for a deferred subject, and relations to an entity that is one (or whose evidence lies only in withheld chunks), are left out unless bridge names the subject (by name or alias); each hint says what was left out: {subject, workspace, mentions, chunks, relations, how}. An entity that is itself a deferred subject gives only {entity_id, workspace, type, withheld: true, hints}; one seen only in withheld chunks is, by id as by name, no entity unless bridge opens it. as_of: only the mentions and relations written by then (the chunk''s day, else the document''s; undated ones left out); null: all. Raises invalid_parameter_value for a blank entity, an unknown workspace or a name that matches no entity the caller may see.';
+COMMENT ON FUNCTION exo.dossier(entity text, workspace text, bridge text[], as_of timestamp with time zone) IS 'What the graph knows about one entity, as jsonb. entity is an entity id (digits) or a name (matched by canonical key: case, spacing and edge punctuation ignored); workspace (null: all) narrows a name. One match gives one object; a name found in several workspaces (or as several types, or as two things of one name) gives an array of objects, one per entity, never merged. An object: entity_id, workspace, type, name, sense (null, or which of two things sharing the name it is: an address, or a type such as place), is_owner, mention_count, document_count, mentions (one per document, newest first, at most 100: document_id, path, title, written_at, band, surface, mentions), relations {out, in} (at most 100 each: predicate, predicate_raw, entity_id, name, type, documents, document_ids), hints. Care: mentions in chunks charged for a deferred subject, and relations to an entity that is one (or whose evidence lies only in withheld chunks), are left out unless bridge names the subject (by name or alias). hints, the same whatever the entity: one per subject left closed that is charged in the entity''s workspace, or that the entity is or open text relates it to: {subject, workspace, chunks (charged for it there), how}; never a count of what withheld text says of the entity. An entity that is itself a deferred subject gives only {entity_id, workspace, type, withheld: true, hints}; one seen only in withheld chunks is, by id as by name, no entity unless bridge opens it. as_of: only the mentions and relations written by then (the chunk''s day, else the document''s; undated ones left out); null: all. Raises invalid_parameter_value for a blank entity, an unknown workspace or a name that matches no entity the caller may see.';
 
 --
 -- Name: embed_query(text); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1600,7 +1608,7 @@ ALTER FUNCTION exo.related(entity text, workspace text, depth integer, per_node 
 -- Name: FUNCTION related(entity text, workspace text, depth integer, per_node integer, bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[], as_of timestamp with time zone) IS 'Entities related to one entity (either direction) in its workspace''s graph: entity_id, workspace, type, name, depth (hops, each entity once at its smallest depth), withheld (null), nearest first. entity: an id or a name (as in exo.dossier; a name in several workspaces walks each). depth: 1..3 (1: direct neighbours). per_node (1..1000): each node expands at most that many neighbours, lowest ids first, so a hub (the owner, say) costs per_node rows per level. Care: the walk goes only through what the caller may see: never to or through an entity that is a deferred subject or is seen only in chunks charged for one, nor along a relation whose evidence is withheld, unless bridge names the subject; from a deferred subject itself nothing is listed, and one seen only in withheld chunks is no entity (as in exo.dossier). Then one last row per subject and workspace has only withheld: {subject, workspace, relations (left untaken), how}. as_of: only relations written by then (their document''s day; undated ones left out), so only what was known then is reached; null: all. Raises invalid_parameter_value for bad arguments.';
+COMMENT ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[], as_of timestamp with time zone) IS 'Entities related to one entity (either direction) in its workspace''s graph: entity_id, workspace, type, name, depth (hops, each entity once at its smallest depth), withheld (null), nearest first. entity: an id or a name (as in exo.dossier; a name in several workspaces walks each). depth: 1..3 (1: direct neighbours). per_node (1..1000): each node expands at most that many neighbours, lowest ids first, so a hub (the owner, say) costs per_node rows per level. Care: the walk goes only through what the caller may see: never to or through an entity that is a deferred subject or is seen only in chunks charged for one, nor along a relation whose evidence is withheld, unless bridge names the subject; from a deferred subject itself nothing is listed, and one seen only in withheld chunks is no entity (as in exo.dossier). Then one last row per subject and workspace has only withheld, as exo.dossier''s hints: {subject, workspace, chunks, how}. as_of: only relations written by then (their document''s day; undated ones left out), so only what was known then is reached; null: all. Raises invalid_parameter_value for bad arguments.';
 
 --
 -- Name: search(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1783,14 +1791,19 @@ begin
         order by ord
         limit max_results
     ), held as (
-        select s.subject, v.conversation_id, count(*) as messages
-        from visible v
-        cross join lateral unnest(v.held) s (subject)
-        group by s.subject, v.conversation_id
+        -- Whatever the question: every message sent by then that is charged for a subject the
+        -- bridge leaves closed (chat_messages_charged_sent). A count of the matches among them
+        -- would tell, one guess a call, which words withheld messages hold.
+        select s.subject, count(*) as messages
+        from exo_private.chat_messages m
+        cross join lateral unnest(exo_private.unreleased(m.charged_subjects, keys)) s (subject)
+        where m.charged_subjects <> '{}' and (m.sent_at is null or m.sent_at <= moment)
+        group by s.subject
     ), archived as (
+        -- the archival matches that may be shown: what is withheld counts on neither side
         select count(*) as messages
         from banded b cross join opened o
-        where not o.every_band and b.band = 'archival'
+        where not o.every_band and b.band = 'archival' and b.held = '{}'
         having count(*) > 0
     )
     select x.id, x.conversation_id, x.title, x.source, x.sender, x.is_owner, x.sent_at, x.body, x.score,
@@ -1806,10 +1819,10 @@ begin
         join exo_private.chat_identities i on i.id = sh.identity_id
         left join exo_private.people p on p.id = i.person_id
         union all
-        select 1, row_number() over (order by hd.subject, hd.conversation_id), null, null, null, null, null,
+        select 1, row_number() over (order by hd.subject), null, null, null, null, null,
                null, null, null, null, null,
-               jsonb_build_object('subject', hd.subject, 'conversation', hd.conversation_id,
-                                  'messages', hd.messages, 'how', exo_private.hint_how(hd.subject))
+               jsonb_build_object('subject', hd.subject, 'messages', hd.messages,
+                                  'how', exo_private.hint_how(hd.subject))
         from held hd
         union all
         select 2, 1, null, null, null, null, null, null, null, null, null, null,
@@ -1828,7 +1841,7 @@ ALTER FUNCTION exo.search_messages(query text, max_results integer, bridge text[
 -- Name: FUNCTION search_messages(query text, max_results integer, bridge text[], open_archive boolean, as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.search_messages(query text, max_results integer, bridge text[], open_archive boolean, as_of timestamp with time zone) IS 'Chat messages ranked by BM25 for a question (pg_textsearch, English stemming: every word counts, none is required, stop words need not match), best first (rank, then newest): message_id, conversation_id, conversation_title, source, sender, is_owner, sent_at, body, rank, band (the message''s band by its age as of as_of, as for documents; null when undated), withheld (null). Messages sent after as_of are left out. Bands as in exo.search: archival messages are left out unless open_archive is true, or open_archive is null and the question carries a temporal signal (exo.temporal_signal), or nothing of the present bands answers, or a word of the question (an English lexeme of 3+ letters) is held by 1-19 archival matches and no present one; when they are left out, one last row has only withheld: {band: "archival", messages (how many matched), how}. Care: a message charged for a deferred subject (its name or an alias near a cue, in the message or the one before or after it) is left out unless bridge names the subject (by name or alias); then one row per subject and conversation has only withheld: {subject, conversation, messages, how}. Everything is decided among the best 5 x max_results matches (at least 200). A blank query returns nothing; only its first 1,000 characters count. Raises invalid_parameter_value for a null query, max_results outside 1..200, or a bridge of more than 50 names or a name over 200 characters.';
+COMMENT ON FUNCTION exo.search_messages(query text, max_results integer, bridge text[], open_archive boolean, as_of timestamp with time zone) IS 'Chat messages ranked by BM25 for a question (pg_textsearch, English stemming: every word counts, none is required, stop words need not match), best first (rank, then newest): message_id, conversation_id, conversation_title, source, sender, is_owner, sent_at, body, rank, band (the message''s band by its age as of as_of, as for documents; null when undated), withheld (null). Messages sent after as_of are left out. Bands as in exo.search: archival messages are left out unless open_archive is true, or open_archive is null and the question carries a temporal signal (exo.temporal_signal), or nothing of the present bands answers, or a word of the question (an English lexeme of 3+ letters) is held by 1-19 archival matches and no present one; when they are left out, one last row has only withheld: {band: "archival", messages (how many that may be shown matched), how}. Care: a message charged for a deferred subject (its name or an alias near a cue, in the message or the one before or after it) is left out unless bridge names the subject (by name or alias); one row per such subject with charged messages sent by as_of has only withheld: {subject, messages (all of them, whatever the question), how}. Everything is decided among the best 5 x max_results matches (at least 200). A blank query returns nothing; only its first 1,000 characters count. Raises invalid_parameter_value for a null query, max_results outside 1..200, or a bridge of more than 50 names or a name over 200 characters.';
 
 --
 -- Name: search_report(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1974,7 +1987,7 @@ ALTER FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_resu
 -- Name: FUNCTION timeline(entity text, workspace text, bridge text[], max_results integer, as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer, as_of timestamp with time zone) IS 'One entity''s mentions in the order they were written (oldest first, undated last): written_at, document_id, path, title, band, workspace, surface (the name as written), excerpt (about 200 characters of the chunk around it; a name only the document''s structure gives, a mail header, a chat or frontmatter, is prefixed "[structure: WROTE_TO, COPIED (object)] ", the predicates of its structural edges in that document) and withheld (null). entity: an id or a name (as in exo.dossier; a name in several workspaces gives all of them, see the workspace column); workspace narrows it. The most recent statement is usually the authoritative one. At most max_results rows (clamped to 1..5000), the oldest. Care: mentions in chunks or documents charged for a deferred subject, and every mention of an entity that is one, are left out unless bridge names the subject by name or alias (an entity seen only in such chunks is no entity, as in exo.dossier); then one last row per subject and workspace has only withheld: {subject, workspace, mentions, how}. as_of: only the mentions written by then (the chunk''s day, else the document''s; undated ones left out), the withheld counts too; null: all.';
+COMMENT ON FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer, as_of timestamp with time zone) IS 'One entity''s mentions in the order they were written (oldest first, undated last): written_at, document_id, path, title, band, workspace, surface (the name as written), excerpt (about 200 characters of the chunk around it; a name only the document''s structure gives, a mail header, a chat or frontmatter, is prefixed "[structure: WROTE_TO, COPIED (object)] ", the predicates of its structural edges in that document) and withheld (null). entity: an id or a name (as in exo.dossier; a name in several workspaces gives all of them, see the workspace column); workspace narrows it. The most recent statement is usually the authoritative one. At most max_results rows (clamped to 1..5000), the oldest. Care: mentions in chunks or documents charged for a deferred subject, and every mention of an entity that is one, are left out unless bridge names the subject by name or alias (an entity seen only in such chunks is no entity, as in exo.dossier); then one last row per subject and workspace has only withheld, as exo.dossier''s hints: {subject, workspace, chunks, how}. as_of: only the mentions written by then (the chunk''s day, else the document''s; undated ones left out); null: all.';
 
 --
 -- Name: version(); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -24027,9 +24040,6 @@ CREATE FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[], p_as_
     ), ms as materialized (
         select m.* from exo_private.entity_mentions(array[p_entity], bridge) m
         where p_as_of is null or exo_private.written_by(m.document_id, m.chunk_id, p_as_of)
-    ), hidden as (
-        -- every mention is withheld: the entity's only evidence is charged material
-        select exists (select 1 from ms) and not exists (select 1 from ms m where m.withheld = '{}') as yes
     ), shown_docs as (
         select m.document_id, count(*) as mentions, min(m.surface) as surface
         from ms m where m.withheld = '{}'
@@ -24057,22 +24067,17 @@ CREATE FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[], p_as_
         from rels_judged rj
         where rj.other_subject is null and rj.evidence_withheld = '{}'
         group by rj.direction, rj.predicate, rj.other_id, rj.other_name, rj.other_type
-    ), withheld_mentions as (
-        select s as subject, count(*) as mentions, count(distinct m.chunk_id) as chunks
-        from ms m cross join lateral unnest(m.withheld) s
-        group by s
-    ), withheld_relations as (
-        -- a relation to a closed subject, or one whose evidence is withheld, under each subject
-        select s as subject, count(distinct rj.id) as relations
-        from rels_judged rj
-        cross join lateral unnest(case when rj.other_subject is not null then array[rj.other_subject]
-                                       else rj.evidence_withheld end) s
-        group by s
     ), hints as (
-        select coalesce(wm.subject, wr.subject) as subject,
-               coalesce(wm.mentions, 0) as mentions, coalesce(wm.chunks, 0) as chunks,
-               coalesce(wr.relations, 0) as relations
-        from withheld_mentions wm full join withheld_relations wr on wr.subject = wm.subject
+        select h.subject, h.workspace, h.hint
+        from ent
+        cross join lateral exo_private.subject_hints(
+            array[ent.workspace], bridge,
+            -- left out of what the caller may see: the entity itself, or the other end of a
+            -- relation open text gives
+            array(select i.subject from itself i
+                  union
+                  select rj.other_subject from rels_judged rj
+                  where rj.other_subject is not null and rj.evidence_withheld = '{}')) h
     )
     select case
         when exists (select 1 from itself) then
@@ -24080,23 +24085,7 @@ CREATE FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[], p_as_
             jsonb_build_object(
                 'entity_id', ent.id, 'workspace', ent.workspace, 'type', ent.type::text,
                 'withheld', true,
-                'hints', jsonb_build_array(jsonb_build_object(
-                    'subject', (select i.subject from itself i), 'workspace', ent.workspace,
-                    'mentions', (select count(*) from ms),
-                    'relations', (select count(*) from rels_judged),
-                    'how', exo_private.hint_how((select i.subject from itself i)))))
-        when (select h.yes from hidden h) then
-            -- Seen only in withheld material: that it exists, never its name.
-            jsonb_build_object(
-                'entity_id', ent.id, 'workspace', ent.workspace, 'type', ent.type::text,
-                'withheld', true,
-                'hints', (
-                    select jsonb_agg(jsonb_build_object(
-                        'subject', wm.subject, 'workspace', ent.workspace, 'mentions', wm.mentions,
-                        'chunks', wm.chunks, 'relations', (select count(*) from rels_judged),
-                        'how', exo_private.hint_how(wm.subject))
-                        order by wm.subject)
-                    from withheld_mentions wm))
+                'hints', (select jsonb_agg(h.hint order by h.subject) from hints h))
         else
             jsonb_build_object(
                 'entity_id', ent.id, 'workspace', ent.workspace, 'type', ent.type::text,
@@ -24121,12 +24110,7 @@ CREATE FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[], p_as_
                         from (select * from rels_shown rs where rs.direction = d.direction
                               order by rs.documents desc, rs.predicate, rs.other_name limit 100) x), '[]'))
                     from (values ('out'), ('in')) d (direction)),
-                'hints', coalesce((
-                    select jsonb_agg(jsonb_build_object(
-                        'subject', h.subject, 'workspace', ent.workspace, 'mentions', h.mentions,
-                        'chunks', h.chunks, 'relations', h.relations, 'how', exo_private.hint_how(h.subject))
-                        order by h.subject)
-                    from hints h), '[]'))
+                'hints', coalesce((select jsonb_agg(h.hint order by h.subject) from hints h), '[]'))
         end
     from ent
 $$;
@@ -24360,23 +24344,11 @@ begin
         order by ord
         limit n
     ), held as (
-        -- mentions of an open entity in withheld chunks or documents; every mention of a closed one
-        select s.subject, e.workspace, count(*) as mentions
-        from (
-            select m.entity_id, m.withheld as subjects from ms m where m.withheld <> '{}'
-            union all
-            select m.entity_id, k.withheld
-            from ms m join closed_docs k on k.document_id = m.document_id
-            where m.withheld = '{}'
-            union all
-            select x.entity_id, v.withheld
-            from evidence v join exo_private.mentions x on x.entity_id = v.entity_id
-            where v.withheld <> '{}'
-              and (p_as_of is null or exo_private.written_by(x.document_id, x.chunk_id, p_as_of))
-        ) t
-        join exo_private.entities e on e.id = t.entity_id
-        cross join lateral unnest(t.subjects) s (subject)
-        group by s.subject, e.workspace
+        select h.subject, h.workspace, h.hint
+        from exo_private.subject_hints(
+                 array(select distinct e.workspace from exo_private.entities e where e.id = any (ids)), p_bridge,
+                 -- an entity that is a closed subject: all of it is left out
+                 array(select s.subject from evidence v cross join lateral unnest(v.withheld) s (subject))) h
     )
     select y.written_at, y.document_id, y.path, y.title, y.band, y.workspace, y.surface, y.excerpt, y.hint
     from (
@@ -24403,9 +24375,7 @@ begin
         cross join lateral (select coalesce(c.body, w.body) as body) x
         union all
         select 1, row_number() over (order by h.subject, h.workspace), null, null, null, null, null, null, null,
-               null,
-               jsonb_build_object('subject', h.subject, 'workspace', h.workspace, 'mentions', h.mentions,
-                                  'how', exo_private.hint_how(h.subject))
+               null, h.hint
         from held h
     ) y
     order by y.part, y.ord;
@@ -25711,26 +25681,19 @@ begin
         where v.withheld = '{}' and (p_as_of is null or v.mentions > 0)
         order by ord
         limit n
-    ), released as materialized (
-        select exo_private.released_keys(p_bridge) as keys
     ), held as (
-        -- Whatever the name asked: one row per closed subject charged in a workspace searched, as
-        -- a search's hints. A row that came when the name met an entity known only from withheld
-        -- material would tell, one guess a call, which names that material holds.
-        select t.subject, t.workspace, t.n as chunks
-        from exo_private.charged_counts(
-                 coalesce(p_workspaces, array(select w.name from exo_private.workspaces w))) t
-        cross join released r
-        where exo_private.unreleased(array[t.subject], r.keys) <> '{}'
+        -- Whatever the name asked (a row that came when the name met an entity known only from
+        -- withheld material would tell, one guess a call, which names that material holds)
+        select h.subject, h.workspace, h.hint
+        from exo_private.subject_hints(
+                 coalesce(p_workspaces, array(select w.name from exo_private.workspaces w)), p_bridge) h
     )
     select x.id, x.workspace, x.type, x.name, x.mentions, x.documents, x.hint
     from (
         select 0 as part, l.ord, l.id, l.workspace, l.type, l.name, l.mentions, l.documents, null::jsonb as hint
         from listed l
         union all
-        select 1, row_number() over (order by h.subject, h.workspace), null, null, null, null, null, null,
-               jsonb_build_object('subject', h.subject, 'workspace', h.workspace, 'chunks', h.chunks,
-                                  'how', exo_private.hint_how(h.subject))
+        select 1, row_number() over (order by h.subject, h.workspace), null, null, null, null, null, null, h.hint
         from held h
     ) x
     order by x.part, x.ord;
@@ -33174,9 +33137,12 @@ begin
     for flagged in
         select r.workspace, r.charged_by from exo_private.open_index_rebuilds r
         where pg_catalog.pg_xact_status(r.charged_by) is distinct from 'in progress'
+          -- a snapshot older than the charging, or a transaction begun before it (its xid holds
+          -- the old row as long as a snapshot does, and it has none between two statements)
           and not exists (select 1 from pg_catalog.pg_stat_activity a
-                          where a.pid <> pg_catalog.pg_backend_pid() and a.backend_xmin is not null
-                            and pg_catalog.age(a.backend_xmin) >= pg_catalog.age(pg_catalog.xid(r.charged_by)))
+                          cross join lateral (values (a.backend_xmin), (a.backend_xid)) h (xid)
+                          where a.pid <> pg_catalog.pg_backend_pid() and h.xid is not null
+                            and pg_catalog.age(h.xid) >= pg_catalog.age(pg_catalog.xid(r.charged_by)))
         order by r.workspace
         for update of r skip locked
     loop
@@ -33633,39 +33599,31 @@ begin
         from walk w
         where w.node <> all (ids)
         group by w.node
-    ), hidden as (
-        -- the relations of each expanded node that the walk may not take, and why
-        select f.workspace, x.relation, s.subject
-        from (select distinct w.node, e.workspace from walk w join exo_private.entities e on e.id = w.node
-              where w.hops < p_depth) f
+    ), named as (
+        -- the closed subjects left out of what the caller may see: a start that is one, and a
+        -- neighbour of an expanded node that is one where open text relates them
+        select s.subject from starts st cross join lateral unnest(st.withheld) s (subject)
+        union
+        select c.subject
+        from (select distinct w.node from walk w where w.hops < p_depth) f
         cross join lateral (
-            select r.id as relation, r.object_id as id, r.window_id, r.document_id
+            select r.object_id as id, r.window_id, r.document_id
             from exo_private.relations r where r.subject_id = f.node
             union all
-            select r.id, r.subject_id, r.window_id, r.document_id
+            select r.subject_id, r.window_id, r.document_id
             from exo_private.relations r where r.object_id = f.node
         ) x
         join exo_private.entities e on e.id = x.id
-        cross join lateral unnest(
-            case when exists (select 1 from closed c where c.key = e.canonical_key)
-                 then array(select c.subject from closed c where c.key = e.canonical_key)
-                 when x.window_id in (select cw.window_id from closed_windows cw)
-                 then coalesce(exo_private.mention_state(f.node, x.window_id, released), '{}')
-                      || coalesce(exo_private.mention_state(x.id, x.window_id, released), '{}')
-                 else '{}'::text[] end) s (subject)
-        where p_as_of is null or exo_private.written_by(x.document_id, null, p_as_of)
-        union
-        -- a closed start: none of its relations is walked
-        select e.workspace, r.id, s.subject
-        from starts st
-        join exo_private.entities e on e.id = st.entity_id
-        cross join lateral unnest(st.withheld) s (subject)
-        left join exo_private.relations r on r.subject_id = st.entity_id or r.object_id = st.entity_id
-        where p_as_of is null or exo_private.written_by(r.document_id, null, p_as_of)
+        join closed c on c.key = e.canonical_key
+        where (p_as_of is null or exo_private.written_by(x.document_id, null, p_as_of))
+          and (x.window_id not in (select cw.window_id from closed_windows cw)
+               or (exo_private.mention_state(f.node, x.window_id, released) = '{}'
+                   and exo_private.mention_state(x.id, x.window_id, released) = '{}'))
     ), held as (
-        select h.subject, h.workspace, count(distinct h.relation) as relations
-        from hidden h
-        group by h.subject, h.workspace
+        select h.subject, h.workspace, h.hint
+        from exo_private.subject_hints(
+                 array(select distinct e.workspace from exo_private.entities e where e.id = any (ids)),
+                 p_bridge, array(select n.subject from named n)) h
     )
     select x.id, x.workspace, x.type, x.name, x.hops, x.hint
     from (
@@ -33674,9 +33632,7 @@ begin
         from reached r
         join exo_private.entities e on e.id = r.node
         union all
-        select 1, row_number() over (order by h.subject, h.workspace), null, null, null, null, null,
-               jsonb_build_object('subject', h.subject, 'workspace', h.workspace, 'relations', h.relations,
-                                  'how', exo_private.hint_how(h.subject))
+        select 1, row_number() over (order by h.subject, h.workspace), null, null, null, null, null, h.hint
         from held h
     ) x
     order by x.part, x.ord;
@@ -44419,6 +44375,45 @@ ALTER FUNCTION exo_private.structure_generations(workspaces text[]) OWNER TO exo
 COMMENT ON FUNCTION exo_private.structure_generations(workspaces text[]) IS 'The current extraction generation of each workspace as {workspace: generation} (generation 1 of model ''seed'' where there is none), each share-locked until the caller commits so that a generation change waits for structural rows being written into it.';
 
 --
+-- Name: subject_hints(text[], text[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.subject_hints(p_workspaces text[], bridge text[], p_named text[] DEFAULT '{}'::text[]) RETURNS TABLE(subject text, workspace text, hint jsonb)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- Whatever the entity asked, as a search's hints: one row per closed subject charged in a
+    -- workspace asked about. A count of what withheld material says of the entity (its mentions
+    -- there, its relations) would tell, one guess a call, whether that material names it.
+    -- p_named adds the closed subjects left out of what the caller may see (the entity is one,
+    -- or open text relates it to one): the owner's list decides those, not withheld text.
+    with released as materialized (
+        select exo_private.released_keys(bridge) as keys
+    ), charged as (
+        select t.subject, t.workspace, t.n from exo_private.charged_counts(p_workspaces) t
+    ), wanted as (
+        select c.subject, c.workspace from charged c
+        union
+        select s.subject, w.workspace from unnest(p_named) s (subject) cross join unnest(p_workspaces) w (workspace)
+    )
+    select w.subject, w.workspace,
+           jsonb_build_object('subject', w.subject, 'workspace', w.workspace, 'chunks', coalesce(c.n, 0),
+                              'how', exo_private.hint_how(w.subject))
+    from wanted w
+    cross join released r
+    left join charged c on c.subject = w.subject and c.workspace = w.workspace
+    where exo_private.unreleased(array[w.subject], r.keys) <> '{}'
+$$;
+
+ALTER FUNCTION exo_private.subject_hints(p_workspaces text[], bridge text[], p_named text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION subject_hints(p_workspaces text[], bridge text[], p_named text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.subject_hints(p_workspaces text[], bridge text[], p_named text[]) IS 'The hints of exo.dossier, related, timeline and search_entities: per subject the bridge leaves closed and workspace of p_workspaces, where the subject has charged chunks or is one of p_named, {subject, workspace, chunks (charged there, whatever is asked), how}.';
+
+--
 -- Name: take_source_charges(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -52161,6 +52156,18 @@ CREATE INDEX chat_messages_bm25 ON exo_private.chat_messages USING bm25 (exo_pri
 CREATE INDEX chat_messages_charged_idx ON exo_private.chat_messages USING gin (charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
 
 --
+-- Name: chat_messages_charged_sent; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chat_messages_charged_sent ON exo_private.chat_messages USING btree (sent_at) WHERE (charged_subjects <> '{}'::text[]);
+
+--
+-- Name: INDEX chat_messages_charged_sent; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON INDEX exo_private.chat_messages_charged_sent IS 'The charged messages by time: exo.search_messages counts them per closed subject for its hints.';
+
+--
 -- Name: chat_messages_conversation_time; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -56566,6 +56573,14 @@ GRANT ALL ON FUNCTION exo_private.structure_documents(doc_ids bigint[]) TO exo_w
 REVOKE ALL ON FUNCTION exo_private.structure_generations(workspaces text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.structure_generations(workspaces text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.structure_generations(workspaces text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION subject_hints(p_workspaces text[], bridge text[], p_named text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.subject_hints(p_workspaces text[], bridge text[], p_named text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.subject_hints(p_workspaces text[], bridge text[], p_named text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.subject_hints(p_workspaces text[], bridge text[], p_named text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION take_source_charges(); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -136,9 +136,12 @@ begin
     for flagged in
         select r.workspace, r.charged_by from exo_private.open_index_rebuilds r
         where pg_catalog.pg_xact_status(r.charged_by) is distinct from 'in progress'
+          -- a snapshot older than the charging, or a transaction begun before it (its xid holds
+          -- the old row as long as a snapshot does, and it has none between two statements)
           and not exists (select 1 from pg_catalog.pg_stat_activity a
-                          where a.pid <> pg_catalog.pg_backend_pid() and a.backend_xmin is not null
-                            and pg_catalog.age(a.backend_xmin) >= pg_catalog.age(pg_catalog.xid(r.charged_by)))
+                          cross join lateral (values (a.backend_xmin), (a.backend_xid)) h (xid)
+                          where a.pid <> pg_catalog.pg_backend_pid() and h.xid is not null
+                            and pg_catalog.age(h.xid) >= pg_catalog.age(pg_catalog.xid(r.charged_by)))
         order by r.workspace
         for update of r skip locked
     loop

@@ -170,14 +170,19 @@ begin
         order by ord
         limit max_results
     ), held as (
-        select s.subject, v.conversation_id, count(*) as messages
-        from visible v
-        cross join lateral unnest(v.held) s (subject)
-        group by s.subject, v.conversation_id
+        -- Whatever the question: every message sent by then that is charged for a subject the
+        -- bridge leaves closed (chat_messages_charged_sent). A count of the matches among them
+        -- would tell, one guess a call, which words withheld messages hold.
+        select s.subject, count(*) as messages
+        from exo_private.chat_messages m
+        cross join lateral unnest(exo_private.unreleased(m.charged_subjects, keys)) s (subject)
+        where m.charged_subjects <> '{}' and (m.sent_at is null or m.sent_at <= moment)
+        group by s.subject
     ), archived as (
+        -- the archival matches that may be shown: what is withheld counts on neither side
         select count(*) as messages
         from banded b cross join opened o
-        where not o.every_band and b.band = 'archival'
+        where not o.every_band and b.band = 'archival' and b.held = '{}'
         having count(*) > 0
     )
     select x.id, x.conversation_id, x.title, x.source, x.sender, x.is_owner, x.sent_at, x.body, x.score,
@@ -193,10 +198,10 @@ begin
         join exo_private.chat_identities i on i.id = sh.identity_id
         left join exo_private.people p on p.id = i.person_id
         union all
-        select 1, row_number() over (order by hd.subject, hd.conversation_id), null, null, null, null, null,
+        select 1, row_number() over (order by hd.subject), null, null, null, null, null,
                null, null, null, null, null,
-               jsonb_build_object('subject', hd.subject, 'conversation', hd.conversation_id,
-                                  'messages', hd.messages, 'how', exo_private.hint_how(hd.subject))
+               jsonb_build_object('subject', hd.subject, 'messages', hd.messages,
+                                  'how', exo_private.hint_how(hd.subject))
         from held hd
         union all
         select 2, 1, null, null, null, null, null, null, null, null, null, null,
@@ -218,10 +223,11 @@ comment on function exo.search_messages(text, int, text[], boolean, timestamptz)
     '(exo.temporal_signal), or nothing of the present bands answers, or a word of the question (an '
     'English lexeme of 3+ letters) is held by 1-19 archival matches and no present one; when they are '
     'left out, one last '
-    'row has only withheld: {band: "archival", messages (how many matched), how}. Care: a message '
-    'charged for a deferred subject (its name or an alias near a cue, in the message or the one '
-    'before or after it) is left out unless bridge names the subject (by name or alias); then one '
-    'row per subject and conversation has only withheld: {subject, conversation, messages, how}. '
+    'row has only withheld: {band: "archival", messages (how many that may be shown matched), how}. '
+    'Care: a message charged for a deferred subject (its name or an alias near a cue, in the '
+    'message or the one before or after it) is left out unless bridge names the subject (by name '
+    'or alias); one row per such subject with charged messages sent by as_of has only withheld: '
+    '{subject, messages (all of them, whatever the question), how}. '
     'Everything is decided among the best 5 x max_results matches (at least 200). A blank query returns nothing; only its first 1,000 '
     'characters count. Raises invalid_parameter_value for a null query, max_results outside 1..200, '
     'or a bridge of more than 50 names or a name over 200 characters.';

@@ -237,6 +237,40 @@ comment on function exo_private.charged_counts(text[]) is
     'windows) are charged for it: what a search''s hints count, whatever its question (read from '
     'exo_private.charged_tallies).';
 
+-- exo_private.subject_hints: the hints of the functions asked about one entity.
+create or replace function exo_private.subject_hints(p_workspaces text[], bridge text[], p_named text[] default '{}')
+returns table (subject text, workspace text, hint jsonb)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- Whatever the entity asked, as a search's hints: one row per closed subject charged in a
+    -- workspace asked about. A count of what withheld material says of the entity (its mentions
+    -- there, its relations) would tell, one guess a call, whether that material names it.
+    -- p_named adds the closed subjects left out of what the caller may see (the entity is one,
+    -- or open text relates it to one): the owner's list decides those, not withheld text.
+    with released as materialized (
+        select exo_private.released_keys(bridge) as keys
+    ), charged as (
+        select t.subject, t.workspace, t.n from exo_private.charged_counts(p_workspaces) t
+    ), wanted as (
+        select c.subject, c.workspace from charged c
+        union
+        select s.subject, w.workspace from unnest(p_named) s (subject) cross join unnest(p_workspaces) w (workspace)
+    )
+    select w.subject, w.workspace,
+           jsonb_build_object('subject', w.subject, 'workspace', w.workspace, 'chunks', coalesce(c.n, 0),
+                              'how', exo_private.hint_how(w.subject))
+    from wanted w
+    cross join released r
+    left join charged c on c.subject = w.subject and c.workspace = w.workspace
+    where exo_private.unreleased(array[w.subject], r.keys) <> '{}'
+$$;
+comment on function exo_private.subject_hints(text[], text[], text[]) is
+    'The hints of exo.dossier, related, timeline and search_entities: per subject the bridge leaves '
+    'closed and workspace of p_workspaces, where the subject has charged chunks or is one of '
+    'p_named, {subject, workspace, chunks (charged there, whatever is asked), how}.';
+
 -- exo_private.tally_charges: a chunk written keeps exo_private.charged_tallies.
 create or replace function exo_private.tally_charges()
 returns trigger

@@ -187,9 +187,6 @@ as $$
     ), ms as materialized (
         select m.* from exo_private.entity_mentions(array[p_entity], bridge) m
         where p_as_of is null or exo_private.written_by(m.document_id, m.chunk_id, p_as_of)
-    ), hidden as (
-        -- every mention is withheld: the entity's only evidence is charged material
-        select exists (select 1 from ms) and not exists (select 1 from ms m where m.withheld = '{}') as yes
     ), shown_docs as (
         select m.document_id, count(*) as mentions, min(m.surface) as surface
         from ms m where m.withheld = '{}'
@@ -217,22 +214,17 @@ as $$
         from rels_judged rj
         where rj.other_subject is null and rj.evidence_withheld = '{}'
         group by rj.direction, rj.predicate, rj.other_id, rj.other_name, rj.other_type
-    ), withheld_mentions as (
-        select s as subject, count(*) as mentions, count(distinct m.chunk_id) as chunks
-        from ms m cross join lateral unnest(m.withheld) s
-        group by s
-    ), withheld_relations as (
-        -- a relation to a closed subject, or one whose evidence is withheld, under each subject
-        select s as subject, count(distinct rj.id) as relations
-        from rels_judged rj
-        cross join lateral unnest(case when rj.other_subject is not null then array[rj.other_subject]
-                                       else rj.evidence_withheld end) s
-        group by s
     ), hints as (
-        select coalesce(wm.subject, wr.subject) as subject,
-               coalesce(wm.mentions, 0) as mentions, coalesce(wm.chunks, 0) as chunks,
-               coalesce(wr.relations, 0) as relations
-        from withheld_mentions wm full join withheld_relations wr on wr.subject = wm.subject
+        select h.subject, h.workspace, h.hint
+        from ent
+        cross join lateral exo_private.subject_hints(
+            array[ent.workspace], bridge,
+            -- left out of what the caller may see: the entity itself, or the other end of a
+            -- relation open text gives
+            array(select i.subject from itself i
+                  union
+                  select rj.other_subject from rels_judged rj
+                  where rj.other_subject is not null and rj.evidence_withheld = '{}')) h
     )
     select case
         when exists (select 1 from itself) then
@@ -240,23 +232,7 @@ as $$
             jsonb_build_object(
                 'entity_id', ent.id, 'workspace', ent.workspace, 'type', ent.type::text,
                 'withheld', true,
-                'hints', jsonb_build_array(jsonb_build_object(
-                    'subject', (select i.subject from itself i), 'workspace', ent.workspace,
-                    'mentions', (select count(*) from ms),
-                    'relations', (select count(*) from rels_judged),
-                    'how', exo_private.hint_how((select i.subject from itself i)))))
-        when (select h.yes from hidden h) then
-            -- Seen only in withheld material: that it exists, never its name.
-            jsonb_build_object(
-                'entity_id', ent.id, 'workspace', ent.workspace, 'type', ent.type::text,
-                'withheld', true,
-                'hints', (
-                    select jsonb_agg(jsonb_build_object(
-                        'subject', wm.subject, 'workspace', ent.workspace, 'mentions', wm.mentions,
-                        'chunks', wm.chunks, 'relations', (select count(*) from rels_judged),
-                        'how', exo_private.hint_how(wm.subject))
-                        order by wm.subject)
-                    from withheld_mentions wm))
+                'hints', (select jsonb_agg(h.hint order by h.subject) from hints h))
         else
             jsonb_build_object(
                 'entity_id', ent.id, 'workspace', ent.workspace, 'type', ent.type::text,
@@ -281,12 +257,7 @@ as $$
                         from (select * from rels_shown rs where rs.direction = d.direction
                               order by rs.documents desc, rs.predicate, rs.other_name limit 100) x), '[]'))
                     from (values ('out'), ('in')) d (direction)),
-                'hints', coalesce((
-                    select jsonb_agg(jsonb_build_object(
-                        'subject', h.subject, 'workspace', ent.workspace, 'mentions', h.mentions,
-                        'chunks', h.chunks, 'relations', h.relations, 'how', exo_private.hint_how(h.subject))
-                        order by h.subject)
-                    from hints h), '[]'))
+                'hints', coalesce((select jsonb_agg(h.hint order by h.subject) from hints h), '[]'))
         end
     from ent
 $$;
@@ -331,26 +302,19 @@ begin
         where v.withheld = '{}' and (p_as_of is null or v.mentions > 0)
         order by ord
         limit n
-    ), released as materialized (
-        select exo_private.released_keys(p_bridge) as keys
     ), held as (
-        -- Whatever the name asked: one row per closed subject charged in a workspace searched, as
-        -- a search's hints. A row that came when the name met an entity known only from withheld
-        -- material would tell, one guess a call, which names that material holds.
-        select t.subject, t.workspace, t.n as chunks
-        from exo_private.charged_counts(
-                 coalesce(p_workspaces, array(select w.name from exo_private.workspaces w))) t
-        cross join released r
-        where exo_private.unreleased(array[t.subject], r.keys) <> '{}'
+        -- Whatever the name asked (a row that came when the name met an entity known only from
+        -- withheld material would tell, one guess a call, which names that material holds)
+        select h.subject, h.workspace, h.hint
+        from exo_private.subject_hints(
+                 coalesce(p_workspaces, array(select w.name from exo_private.workspaces w)), p_bridge) h
     )
     select x.id, x.workspace, x.type, x.name, x.mentions, x.documents, x.hint
     from (
         select 0 as part, l.ord, l.id, l.workspace, l.type, l.name, l.mentions, l.documents, null::jsonb as hint
         from listed l
         union all
-        select 1, row_number() over (order by h.subject, h.workspace), null, null, null, null, null, null,
-               jsonb_build_object('subject', h.subject, 'workspace', h.workspace, 'chunks', h.chunks,
-                                  'how', exo_private.hint_how(h.subject))
+        select 1, row_number() over (order by h.subject, h.workspace), null, null, null, null, null, null, h.hint
         from held h
     ) x
     order by x.part, x.ord;
@@ -423,8 +387,10 @@ comment on function exo.dossier(text, text, text[], timestamptz) is
     'relations {out, in} (at most 100 each: predicate, predicate_raw, entity_id, name, type, '
     'documents, document_ids), hints. Care: mentions in chunks charged for a deferred subject, and '
     'relations to an entity that is one (or whose evidence lies only in withheld chunks), are left '
-    'out unless bridge names the subject (by name or alias); each hint says what was left out: '
-    '{subject, workspace, mentions, chunks, relations, how}. An entity that is itself a deferred '
+    'out unless bridge names the subject (by name or alias). hints, the same whatever the entity: '
+    'one per subject left closed that is charged in the entity''s workspace, or that the entity is '
+    'or open text relates it to: {subject, workspace, chunks (charged for it there), how}; never a '
+    'count of what withheld text says of the entity. An entity that is itself a deferred '
     'subject gives only {entity_id, workspace, type, withheld: true, hints}; one seen only in '
     'withheld chunks is, by id as by name, no entity unless bridge opens it. as_of: only the '
     'mentions and relations written by then (the chunk''s day, else the document''s; undated ones '
@@ -578,39 +544,31 @@ begin
         from walk w
         where w.node <> all (ids)
         group by w.node
-    ), hidden as (
-        -- the relations of each expanded node that the walk may not take, and why
-        select f.workspace, x.relation, s.subject
-        from (select distinct w.node, e.workspace from walk w join exo_private.entities e on e.id = w.node
-              where w.hops < p_depth) f
+    ), named as (
+        -- the closed subjects left out of what the caller may see: a start that is one, and a
+        -- neighbour of an expanded node that is one where open text relates them
+        select s.subject from starts st cross join lateral unnest(st.withheld) s (subject)
+        union
+        select c.subject
+        from (select distinct w.node from walk w where w.hops < p_depth) f
         cross join lateral (
-            select r.id as relation, r.object_id as id, r.window_id, r.document_id
+            select r.object_id as id, r.window_id, r.document_id
             from exo_private.relations r where r.subject_id = f.node
             union all
-            select r.id, r.subject_id, r.window_id, r.document_id
+            select r.subject_id, r.window_id, r.document_id
             from exo_private.relations r where r.object_id = f.node
         ) x
         join exo_private.entities e on e.id = x.id
-        cross join lateral unnest(
-            case when exists (select 1 from closed c where c.key = e.canonical_key)
-                 then array(select c.subject from closed c where c.key = e.canonical_key)
-                 when x.window_id in (select cw.window_id from closed_windows cw)
-                 then coalesce(exo_private.mention_state(f.node, x.window_id, released), '{}')
-                      || coalesce(exo_private.mention_state(x.id, x.window_id, released), '{}')
-                 else '{}'::text[] end) s (subject)
-        where p_as_of is null or exo_private.written_by(x.document_id, null, p_as_of)
-        union
-        -- a closed start: none of its relations is walked
-        select e.workspace, r.id, s.subject
-        from starts st
-        join exo_private.entities e on e.id = st.entity_id
-        cross join lateral unnest(st.withheld) s (subject)
-        left join exo_private.relations r on r.subject_id = st.entity_id or r.object_id = st.entity_id
-        where p_as_of is null or exo_private.written_by(r.document_id, null, p_as_of)
+        join closed c on c.key = e.canonical_key
+        where (p_as_of is null or exo_private.written_by(x.document_id, null, p_as_of))
+          and (x.window_id not in (select cw.window_id from closed_windows cw)
+               or (exo_private.mention_state(f.node, x.window_id, released) = '{}'
+                   and exo_private.mention_state(x.id, x.window_id, released) = '{}'))
     ), held as (
-        select h.subject, h.workspace, count(distinct h.relation) as relations
-        from hidden h
-        group by h.subject, h.workspace
+        select h.subject, h.workspace, h.hint
+        from exo_private.subject_hints(
+                 array(select distinct e.workspace from exo_private.entities e where e.id = any (ids)),
+                 p_bridge, array(select n.subject from named n)) h
     )
     select x.id, x.workspace, x.type, x.name, x.hops, x.hint
     from (
@@ -619,9 +577,7 @@ begin
         from reached r
         join exo_private.entities e on e.id = r.node
         union all
-        select 1, row_number() over (order by h.subject, h.workspace), null, null, null, null, null,
-               jsonb_build_object('subject', h.subject, 'workspace', h.workspace, 'relations', h.relations,
-                                  'how', exo_private.hint_how(h.subject))
+        select 1, row_number() over (order by h.subject, h.workspace), null, null, null, null, null, h.hint
         from held h
     ) x
     order by x.part, x.ord;
@@ -656,8 +612,8 @@ comment on function exo.related(text, text, int, int, text[], timestamptz) is
     'is a deferred subject or is seen only in chunks charged for one, nor along a relation whose '
     'evidence is withheld, unless bridge names the subject; from a deferred subject itself nothing '
     'is listed, and one seen only in withheld chunks is no entity (as in exo.dossier). Then one last '
-    'row per subject and workspace has only withheld: {subject, workspace, '
-    'relations (left untaken), how}. as_of: only relations written by then (their document''s day; '
+    'row per subject and workspace has only withheld, as exo.dossier''s hints: {subject, workspace, '
+    'chunks, how}. as_of: only relations written by then (their document''s day; '
     'undated ones left out), so only what was known then is reached; null: all. Raises '
     'invalid_parameter_value for bad arguments.';
 
@@ -699,23 +655,11 @@ begin
         order by ord
         limit n
     ), held as (
-        -- mentions of an open entity in withheld chunks or documents; every mention of a closed one
-        select s.subject, e.workspace, count(*) as mentions
-        from (
-            select m.entity_id, m.withheld as subjects from ms m where m.withheld <> '{}'
-            union all
-            select m.entity_id, k.withheld
-            from ms m join closed_docs k on k.document_id = m.document_id
-            where m.withheld = '{}'
-            union all
-            select x.entity_id, v.withheld
-            from evidence v join exo_private.mentions x on x.entity_id = v.entity_id
-            where v.withheld <> '{}'
-              and (p_as_of is null or exo_private.written_by(x.document_id, x.chunk_id, p_as_of))
-        ) t
-        join exo_private.entities e on e.id = t.entity_id
-        cross join lateral unnest(t.subjects) s (subject)
-        group by s.subject, e.workspace
+        select h.subject, h.workspace, h.hint
+        from exo_private.subject_hints(
+                 array(select distinct e.workspace from exo_private.entities e where e.id = any (ids)), p_bridge,
+                 -- an entity that is a closed subject: all of it is left out
+                 array(select s.subject from evidence v cross join lateral unnest(v.withheld) s (subject))) h
     )
     select y.written_at, y.document_id, y.path, y.title, y.band, y.workspace, y.surface, y.excerpt, y.hint
     from (
@@ -742,9 +686,7 @@ begin
         cross join lateral (select coalesce(c.body, w.body) as body) x
         union all
         select 1, row_number() over (order by h.subject, h.workspace), null, null, null, null, null, null, null,
-               null,
-               jsonb_build_object('subject', h.subject, 'workspace', h.workspace, 'mentions', h.mentions,
-                                  'how', exo_private.hint_how(h.subject))
+               null, h.hint
         from held h
     ) y
     order by y.part, y.ord;
@@ -784,6 +726,6 @@ comment on function exo.timeline(text, text, text[], int, timestamptz) is
     'charged for a deferred subject, and every mention of an entity that is one, are left out '
     'unless bridge names the subject by name or alias (an entity seen only in such chunks is no '
     'entity, as in exo.dossier); then one last row '
-    'per subject and workspace has only withheld: {subject, workspace, mentions, how}. as_of: only '
-    'the mentions written by then (the chunk''s day, else the document''s; undated ones left out), '
-    'the withheld counts too; null: all.';
+    'per subject and workspace has only withheld, as exo.dossier''s hints: {subject, workspace, '
+    'chunks, how}. as_of: only the mentions written by then (the chunk''s day, else the '
+    'document''s; undated ones left out); null: all.';

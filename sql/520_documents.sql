@@ -32,6 +32,7 @@ declare
     doc_ids bigint[];
     doc exo_private.documents;
     held_back text[];
+    keys text[] := exo_private.released_keys(bridge);
     result jsonb;
 begin
     if wanted is null or wanted = '' then
@@ -109,12 +110,19 @@ begin
         select m.entity_id, m.name, m.type, count(*) as mentions
         from ms m where m.itself is null and m.withheld = '{}'
         group by m.entity_id, m.name, m.type
+    ), charged as (
+        select s.subject, count(*) as chunks
+        from exo_private.chunks c
+        cross join lateral unnest(exo_private.unreleased(c.charged_subjects, keys)) s (subject)
+        where c.workspace = doc.workspace and c.document_id = doc.id and c.charged_subjects <> '{}'
+        group by s.subject
     ), held as (
-        select coalesce(m.itself, s) as subject, count(*) as mentions, count(distinct m.chunk_id) as chunks
-        from ms m
-        left join lateral unnest(m.withheld) s on m.itself is null
-        where m.itself is not null or m.withheld <> '{}'
-        group by 1
+        -- per closed subject, the document's chunks charged for it (what the marks decide, never
+        -- which entities withheld text names), and each one its open text names
+        select coalesce(c.subject, n.subject) as subject, coalesce(c.chunks, 0) as chunks
+        from charged c
+        full join (select distinct m.itself as subject from ms m where m.itself is not null and m.withheld = '{}') n
+          on n.subject = c.subject
     )
     select jsonb_build_object(
         'document_id', doc.id,
@@ -148,8 +156,8 @@ begin
             from (select * from shown s order by s.mentions desc, s.name, s.entity_id limit 200) x), '[]'),
         'hints', coalesce((
             select jsonb_agg(jsonb_build_object(
-                       'subject', h.subject, 'workspace', doc.workspace, 'mentions', h.mentions,
-                       'chunks', h.chunks, 'how', exo_private.hint_how(h.subject))
+                       'subject', h.subject, 'workspace', doc.workspace, 'chunks', h.chunks,
+                       'how', exo_private.hint_how(h.subject))
                        order by h.subject)
             from held h), '[]'))
     into result;
@@ -164,7 +172,8 @@ comment on function exo.document(text, text[], timestamptz) is
     'canonical, error_class, error_message, chunks, charged_chunks, entities extracted from it '
     '(at most 200, most mentioned first: entity_id, name, type, mentions) and hints. Care: entities '
     'that are deferred subjects and mentions in charged chunks are left out unless bridge names the '
-    'subject; a hint says so {subject, workspace, mentions, chunks, how}. A charged document (its '
+    'subject; a hint per such subject says how many of the document''s chunks are charged for it '
+    '(0 for one its open text names) {subject, workspace, chunks, how}. A charged document (its '
     'frontmatter charges a deferred subject, or every chunk is withheld, as when its title or path '
     'names the subject near a cue) gives only {document_id, workspace, stage, withheld: true, hints '
     '{subject, workspace, chunks, how}} unless bridge names the subject: no title, no path; by a '

@@ -366,18 +366,12 @@ def test_dossier_withholds_charged_mentions_with_a_hint(reader, graph):
         ("LIVES_IN", "Berlin"),
         ("VISITED", "Lakeside Cafe"),
     ]
+    # the workspace's chunks charged for the subject, whatever the entity: never what withheld text
+    # says of it (a count of its relations there would tell whether it names them)
     assert (
         ann["hints"]
-        == [
-            {
-                "subject": WALTER,
-                "workspace": "personal",
-                "mentions": 1,
-                "chunks": 1,
-                "relations": 3,  # to Walter Rivera, to Grandpa Walter, and the hospice's (its evidence is the charged chunk)
-                "how": "ask with bridge => array['Walter Rivera']",
-            }
-        ]
+        == [{"subject": WALTER, "workspace": "personal", "chunks": 1, "how": HOW}]
+        == value(reader, "dossier", "Lakeside Cafe")["hints"]
     )
     text = str(ann)
     assert "funeral" not in text and "Hospice" not in text and "Grandpa" not in text
@@ -520,8 +514,7 @@ def test_related_one_hop_and_hub_safe_depth(reader):
 def test_related_leaves_deferred_subjects_out_unless_bridged(reader, graph):
     rows = call(reader, "related", "Ann Lee")
     assert {r["name"] for r in shown(rows)} == {"Lakeside Cafe", "Berlin"}
-    # to Walter Rivera and Grandpa Walter (the subject), to the hospice (its only evidence is charged)
-    assert hints(rows) == [{"subject": WALTER, "workspace": "personal", "relations": 3, "how": HOW}]
+    assert hints(rows) == [{"subject": WALTER, "workspace": "personal", "chunks": 1, "how": HOW}]
     opened = call(reader, "related", "Ann Lee", bridge=["Walter Rivera"])
     assert {r["name"] for r in opened} == {
         "Lakeside Cafe",
@@ -532,7 +525,7 @@ def test_related_leaves_deferred_subjects_out_unless_bridged(reader, graph):
     }
     closed = call(reader, "related", WALTER)
     assert shown(closed) == []
-    assert hints(closed) == [{"subject": WALTER, "workspace": "personal", "relations": 1, "how": HOW}]
+    assert hints(closed) == [{"subject": WALTER, "workspace": "personal", "chunks": 1, "how": HOW}]
     assert [r["name"] for r in call(reader, "related", WALTER, bridge=["grandpa"])] == ["Ann Lee"]
 
 
@@ -586,13 +579,13 @@ def test_timeline_leaves_withheld_mentions_out_unless_bridged(reader, graph):
         ("2012-06-01", graph.docs["p1"].id),
         ("2020-01-01", graph.docs["p2"].id),
     ]
-    assert hints(closed) == [{"subject": WALTER, "workspace": "personal", "mentions": 1, "how": HOW}]
+    assert hints(closed) == [{"subject": WALTER, "workspace": "personal", "chunks": 1, "how": HOW}]
     assert "funeral" not in str(closed)
     opened = call(reader, "timeline", "Ann Lee", bridge=["Walter Rivera"])
     assert len(opened) == 3 and "funeral" in opened[1]["excerpt"]
     walter = call(reader, "timeline", WALTER)
     assert shown(walter) == []
-    assert hints(walter) == [{"subject": WALTER, "workspace": "personal", "mentions": 1, "how": HOW}]
+    assert hints(walter) == [{"subject": WALTER, "workspace": "personal", "chunks": 1, "how": HOW}]
     assert len(call(reader, "timeline", WALTER, bridge=["Grandpa"])) == 1
 
 
@@ -637,15 +630,8 @@ def test_document_withholds_deferred_entities_with_a_hint(reader, graph):
     doc = value(reader, "document", "p1.md")
     assert doc["charged_chunks"] == 1
     assert [e["name"] for e in doc["entities"]] == ["Ann Lee", "Lakeside Cafe"]
-    assert doc["hints"] == [
-        {
-            "subject": WALTER,
-            "workspace": "personal",
-            "mentions": 4,  # Ann Lee, St Mary Hospice in the charged chunk; Walter Rivera, Grandpa Walter
-            "chunks": 2,
-            "how": "ask with bridge => array['Walter Rivera']",
-        }
-    ]
+    # its chunks charged for the subject, never which entities they name
+    assert doc["hints"] == [{"subject": WALTER, "workspace": "personal", "chunks": 1, "how": HOW}]
     opened = value(reader, "document", "p1.md", bridge=["Walter Rivera"])
     assert {e["name"] for e in opened["entities"]} == {
         "Ann Lee",
@@ -754,11 +740,13 @@ def test_related_never_walks_through_a_hidden_node(db):
         conn.row_factory = dict_row
         rows = call(conn, "related", "Iva Lind", depth=3)
         assert shown(rows) == []  # Ned Park is two hops away through Grandpa Walter, one through the hospice
-        assert hints(rows) == [{"subject": WALTER, "workspace": "personal", "relations": 2, "how": HOW}]
+        assert hints(rows) == [
+            {"subject": WALTER, "workspace": "personal", "chunks": 1, "how": HOW}
+        ]  # the hospice visit's chunk
         ned = value(conn, "dossier", "Ned Park")
         assert ned["relations"] == {"out": [], "in": []}
         # the chess game with Grandpa Walter, and the hospice visit whose only evidence is charged
-        assert [(h["subject"], h["relations"]) for h in ned["hints"]] == [(WALTER, 2)]
+        assert ned["hints"] == [{"subject": WALTER, "workspace": "personal", "chunks": 1, "how": HOW}]
         opened = call(conn, "related", "Iva Lind", depth=2, bridge=["Grandpa"])
         assert {(r["name"], r["depth"]) for r in opened} == {("Grandpa Walter", 1), ("Ned Park", 1)}
 

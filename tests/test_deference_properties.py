@@ -445,6 +445,38 @@ class World:
             for end in (r["subject_id"], r["object_id"])
         )
 
+    def charged_chunks(self, workspace: str) -> int:
+        """The workspace's chunks charged for the subject while it is closed: what the graph
+        answers' hints count, whatever entity is asked."""
+        return (
+            0
+            if self.opened
+            else sum(c["charged"] for c in self.chunks.values() if c["workspace"] == workspace)
+        )
+
+    def related_to_subject(self, entity_id: int) -> bool:
+        """Whether open text relates the entity to the subject's own entity: both ends mentioned
+        in the relation's window in chunks that are shown (the owner's list, not withheld text,
+        leaves it out)."""
+        return not self.opened and any(
+            self.key_hidden(other)
+            and all(
+                any(
+                    m["window_id"] == r["window_id"] and self.chunk_shown(m["chunk_id"])
+                    for m in self.mentions_of(end)
+                )
+                for end in (entity_id, other)
+            )
+            for r in self.relations.values()
+            if entity_id in (r["subject_id"], r["object_id"])
+            for other in [r["object_id"] if r["subject_id"] == entity_id else r["subject_id"]]
+        )
+
+    def graph_hinted(self, entity_id: int) -> bool:
+        """Whether exo.dossier, related or timeline asked about the entity hints: its workspace has
+        charged chunks, it is the subject, or open text relates it to the subject."""
+        return bool(self.charged_chunks(self.entities[entity_id]["workspace"])) or self.key_hidden(entity_id)
+
     def is_chat(self, document_id: int) -> bool:
         return self.documents[document_id]["conversation_id"] is not None
 
@@ -635,12 +667,11 @@ def expected_dossier(w: World, entity_id: int) -> dict:
         if entity_id in (r["subject_id"], r["object_id"])
     ]  # fmt: skip
 
-    hinted = [i for _k, i in relations if not w.relation_shown(i)]  # every withheld relation is hinted
     return {
         "name": w.entities[entity_id]["name"],
         "mention_count": len(w.shown_mentions(entity_id)),
         "relations": {k for k, i in relations if w.relation_shown(i)},
-        "withheld": len(w.shown_mentions(entity_id)) < len(w.mentions_of(entity_id)) or bool(hinted),
+        "withheld": w.graph_hinted(entity_id) or w.related_to_subject(entity_id),
     }
 
 
@@ -649,6 +680,8 @@ def check_dossier(ask: Asker, answer: dict, entity_id: int, what: str) -> None:
     assert answer["entity_id"] == entity_id
     hints = answer.get("hints", [])
     shown = {k: v for k, v in answer.items() if k != "hints"}
+    charged = w.charged_chunks(w.entities[entity_id]["workspace"])
+    assert [h["chunks"] for h in hints] == [charged] * len(hints), (what, hints)  # whatever the entity
     if w.key_hidden(entity_id):
         ask.check(what, shown, hints, True)
         assert answer["withheld"] is True and "name" not in answer and "mentions" not in answer, answer
@@ -700,25 +733,21 @@ def check_dossiers(ask: Asker) -> None:
             check_dossier(ask, a, a["entity_id"], f"dossier {name!r}")
 
 
-def walk(w: World, start: int, depth: int) -> tuple[dict[int, int], bool]:
-    """{entity: hops} that exo.related reaches from start along shown relations, and whether it
-    left a relation of an expanded node untaken."""
-    hops, frontier, untaken = {start: 0}, [start], False
+def walk(w: World, start: int, depth: int) -> dict[int, int]:
+    """{entity: hops} that exo.related reaches from start along shown relations, start at 0."""
+    hops, frontier = {start: 0}, [start]
     for level in range(1, depth + 1):
         reached = []
         for node in frontier:
             for i, r in w.relations.items():
-                if node not in (r["subject_id"], r["object_id"]):
-                    continue
-                if not w.relation_shown(i):
-                    untaken = True
+                if node not in (r["subject_id"], r["object_id"]) or not w.relation_shown(i):
                     continue
                 other = r["object_id"] if r["subject_id"] == node else r["subject_id"]
                 if other not in hops:
                     hops[other] = level
                     reached.append(other)
         frontier = reached
-    return {e: h for e, h in hops.items() if e != start}, untaken
+    return hops
 
 
 def check_related(ask: Asker, depth: int) -> None:
@@ -733,9 +762,13 @@ def check_related(ask: Asker, depth: int) -> None:
             ask.check(what, shown, hints, True)
             assert shown == []
             continue
-        reached, untaken = walk(w, entity_id, depth)
-        ask.check(what, shown, hints, untaken)
-        assert {(r["entity_id"], r["depth"]) for r in shown} == set(reached.items()), (what, shown)
+        reached = walk(w, entity_id, depth)
+        expanded = [node for node, hops in reached.items() if hops < depth]
+        ask.check(what, shown, hints, w.graph_hinted(entity_id) or any(map(w.related_to_subject, expanded)))
+        assert {(r["entity_id"], r["depth"]) for r in shown} == set(reached.items()) - {(entity_id, 0)}, (
+            what,
+            shown,
+        )
 
 
 def check_timelines(ask: Asker) -> None:
@@ -747,7 +780,7 @@ def check_timelines(ask: Asker) -> None:
         shown, hints = ask.rows("timeline", str(entity_id))
         visible = w.visible(entity_id)
         mentions = w.shown_mentions(entity_id) if visible else []
-        ask.check(f"timeline {entity_id}", shown, hints, len(mentions) < len(w.mentions_of(entity_id)))
+        ask.check(f"timeline {entity_id}", shown, hints, w.graph_hinted(entity_id))
         assert Counter(r["document_id"] for r in shown) == Counter(m["document_id"] for m in mentions)
 
 
@@ -775,7 +808,10 @@ def check_documents(ask: Asker) -> None:
                 for m in ms
                 if not w.key_hidden(m["entity_id"]) and w.chunk_shown(m["chunk_id"])
             }
-            ask.check(what, shown, hints, any(not w.chunk_shown(m["chunk_id"]) for m in ms))
+            # the document's charged chunks, and the subject's entity where its open text names it
+            chunks = [c for c in w.chunks.values() if c["document_id"] == doc_id]
+            named = any(w.key_hidden(m["entity_id"]) and w.chunk_shown(m["chunk_id"]) for m in ms)
+            ask.check(what, shown, hints, named or any(not w.chunk_shown(c["id"]) for c in chunks))
             assert (answer["title"], answer["path"]) == (doc["title"], doc["path"])
             assert {e["entity_id"] for e in answer["entities"]} == entities, (what, answer)
 
@@ -796,18 +832,20 @@ def check_messages(ask: Asker, queries: list[str]) -> None:
             return all(holding) and 1 <= len(holding) <= 19
 
         every_band = not any(map(w.message_shown, present)) or any(map(only_archival, words(query) - {"or"}))
+        left_in_archive = 0 if every_band else sum(map(w.message_shown, matched - present))
         for args, looked_at, archived in (
             ({"open_archive": True}, matched, 0),
-            ({}, matched if every_band else present, 0 if every_band else len(matched - present)),
+            ({}, matched if every_band else present, left_in_archive),
         ):
             rows, hints = ask.rows("search_messages", query, max_results=200, **args)
             by_band = [h for h in hints if "band" in h]
             hints = [h for h in hints if "band" not in h]
-            held = Counter(w.messages[m]["conversation_id"] for m in looked_at if not w.message_shown(m))
+            # every withheld message, whatever the question matched
+            held = sum(not w.message_shown(m) for m in w.messages)
             what = f"search_messages {query!r} {args}"
             ask.check(what, [rows, by_band], hints, bool(held))
             assert {r["message_id"] for r in rows} == set(filter(w.message_shown, looked_at)), what
-            assert {(h["conversation"], h["messages"]) for h in hints} == set(held.items()), what
+            assert [h["messages"] for h in hints] == ([held] if held else []), what
             assert [h["messages"] for h in by_band] == ([archived] if archived else []), (what, by_band)
     for conversation_id, conversation in w.conversations.items():
         messages = sorted(
@@ -986,7 +1024,8 @@ def test_a_relation_withheld_for_its_evidence_alone_is_hinted_in_the_dossier(cor
     """One extraction window over two chunks: the first, charged (a cue near Grandpa), names Sanefo
     Lituma; the second, plain, Pidoka Varesu, who visited him. Sanefo is seen only in charged text,
     so the relation's only evidence is withheld. exo.related and exo.cypher say so with a hint;
-    exo.dossier did once drop the relation silently; now it hints it too."""
+    exo.dossier did once drop the relation silently; now both hint the charged chunk, as they would
+    whatever the entity."""
     with corpus_db.connect(autocommit=False) as conn:
         try:
             doc = add_document(
@@ -1003,9 +1042,9 @@ def test_a_relation_withheld_for_its_evidence_alone_is_hinted_in_the_dossier(cor
             conn.execute("select exo_private.defer_subject('Kobalu Rintese', array['Grandpa'])")
             conn.execute("set local role exo_reader")
             shown, hints = split_rows(call(conn, "related", "Pidoka Varesu"))
-            assert shown == [] and [(h["subject"], h["relations"]) for h in hints] == [("Kobalu Rintese", 1)]
+            assert shown == [] and [(h["subject"], h["chunks"]) for h in hints] == [("Kobalu Rintese", 1)]
             dossier = value(conn, "dossier", "Pidoka Varesu")
             assert dossier["mention_count"] == 1 and dossier["relations"] == {"out": [], "in": []}
-            assert [h["subject"] for h in dossier["hints"]] == ["Kobalu Rintese"]  # today: []
+            assert dossier["hints"] == hints  # the workspace's charged chunk, whatever the entity
         finally:
             conn.rollback()

@@ -266,7 +266,8 @@ def test_graph_document_and_chat_tools(vault):
         history = json.loads(await call(session, "person_history", name="Iris"))
         assert history and history[0]["source"] == "whatsapp" and history[0]["messages"] > 0
         found = json.loads(await call(session, "search_messages", query="logical replication", max_results=3))
-        assert 0 < len(found) <= 3 and "logical replication" in found[0]["body"].lower()
+        shown = [m for m in found if m["withheld"] is None]  # then a hint per closed subject
+        assert 0 < len(shown) <= 3 and "logical replication" in found[0]["body"].lower()
         assert found[0]["source"] == "whatsapp"  # ranked by BM25: any word counts, both rank first
         messages = json.loads(await call(session, "conversation", conversation="Iris Calder"))
         assert messages[0]["sender"] == "Iris Calder" and "Northwind Labs" in messages[0]["body"]
@@ -293,14 +294,9 @@ def test_chat_tools_withhold_charged_messages_with_a_hint_and_take_bridge(vault)
 
     async def scenario(session):
         found = json.loads(await call(session, "search_messages", query="hospice"))
-        assert [row["withheld"] for row in found] == [
-            {
-                "subject": "Walter Rivera",
-                "conversation": found[0]["withheld"]["conversation"],
-                "messages": 1,
-                "how": how,
-            }
-        ]
+        (hint,) = [row["withheld"] for row in found]
+        assert hint == {"subject": "Walter Rivera", "messages": hint["messages"], "how": how}
+        assert hint["messages"] >= 1
         assert "hospice" not in json.dumps([row["withheld"] for row in found]).lower()
         opened = json.loads(await call(session, "search_messages", query="hospice", bridge=["Grandpa"]))
         assert [row["body"] for row in opened] == ["Yes, after the hospice visit."]

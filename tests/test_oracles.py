@@ -51,6 +51,8 @@ def _corpus(root: Path, seed: int, secret: list[str]) -> None:
         words = rng.sample(COMMON, 4) + ([rng.choice(FIRST_ONLY + SECOND_ONLY)] if n % 3 == 0 else [])
         words += [PEOPLE[n]] if n < len(PEOPLE) else []
         workspace = rng.choice(["personal", "technical"])
+        if n < len(PEOPLE):  # where the charged notes name them too
+            workspace = "personal"
         (root / f"plain{n:02d}.md").write_text(
             _note(
                 {"workspace": workspace, "date": f"2026-0{1 + n % 9}-1{n % 9}"}, " ".join(words) + " today."
@@ -209,6 +211,26 @@ def test_a_person_known_only_from_withheld_material_changes_no_answer(twins):
     for db in twins:
         with db.connect("exo_reader") as conn:
             assert _dossier(conn, HIDDEN_PERSON) == {"error": f"entity '{HIDDEN_PERSON}' names no entity"}
+
+
+def _about(db: Database, name: str) -> dict:
+    """What the graph API says of one entity the caller may see, hints included."""
+    with db.connect("exo_reader") as conn:
+        rows = {
+            f: _strip([list(r) for r in conn.execute(f"select * from exo.{f}(%s)", (name,)).fetchall()])
+            for f in ("related", "timeline")
+        }
+        return {"dossier": _dossier(conn, name), **rows}
+
+
+@pytest.mark.parametrize("name", PEOPLE)
+def test_what_withheld_material_says_of_a_visible_person_changes_no_answer(twins, name):
+    """Only the first memory's withheld notes relate the two people, and only its notes name a
+    third: neither the dossier's, related's nor timeline's hints count it (they count the
+    workspace's charged chunks, whatever the entity)."""
+    first, second = (_about(db, name) for db in twins)
+    assert first["dossier"]["name"] == name and first["dossier"]["hints"]
+    assert first == second
 
 
 def test_bridged_the_two_memories_differ(twins):
