@@ -980,15 +980,23 @@ CREATE FUNCTION exo.fact_history(subject text, attribute text, bridge text[] DEF
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
     -- as_of: the rows begun by then, an end after it not told (nor what ended them)
-    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from,
-           case when $4 is null or x.valid_to <= $4 then x.valid_to end,
-           x.recorded_at,
-           case when $4 is null or x.valid_to <= $4 then x.closed_by end,
-           case when $4 is null or x.valid_to <= $4 then x.close_reason end,
-           x.sources, x.withheld
-    from exo_private.shown_facts(exo_private.fact_line_ids($1, $2, $3), $3) x
-    where $4 is null or x.withheld is not null or x.valid_from <= $4
-    order by x.ord
+    select y.fact_id, y.workspace, y.subject, y.attribute, y.kind, y.value, y.valid_from, y.valid_to,
+           y.recorded_at, y.closed_by, y.close_reason, y.sources, y.withheld
+    from (
+        select 0 as part, x.ord, x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from,
+               case when $4 is null or x.valid_to <= $4 then x.valid_to end as valid_to,
+               x.recorded_at,
+               case when $4 is null or x.valid_to <= $4 then x.closed_by end as closed_by,
+               case when $4 is null or x.valid_to <= $4 then x.close_reason end as close_reason,
+               x.sources, null::jsonb as withheld
+        from exo_private.shown_facts(exo_private.fact_line_ids($1, $2, $3), $3) x
+        where $4 is null or x.valid_from <= $4
+        union all
+        select 1, row_number() over (order by h.subject), null, null, null, null, null, null, null, null, null,
+               null, null, null, h.hint
+        from exo_private.fact_hints($3) h
+    ) y
+    order by y.part, y.ord
 $_$;
 
 ALTER FUNCTION exo.fact_history(subject text, attribute text, bridge text[], as_of timestamp with time zone) OWNER TO exo_api;
@@ -997,7 +1005,7 @@ ALTER FUNCTION exo.fact_history(subject text, attribute text, bridge text[], as_
 -- Name: FUNCTION fact_history(subject text, attribute text, bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.fact_history(subject text, attribute text, bridge text[], as_of timestamp with time zone) IS 'The whole history of a subject''s attribute (subject by canonical key, attribute normalised: "Home Town" is home_town), every kind and workspace, oldest first per kind: fact_id, workspace, subject, attribute, kind, value, valid_from, valid_to (null: current), recorded_at, closed_by (the row that superseded it), close_reason (superseded, or closed: why), sources, withheld (null). Care as in exo.facts: rows about a deferred subject, or whose every source is charged, are left out unless bridged, with one last row per subject that has only withheld: {subject, facts, how}. as_of: only the rows begun by then, and an end after it (valid_to, closed_by, close_reason) not told; null: all.';
+COMMENT ON FUNCTION exo.fact_history(subject text, attribute text, bridge text[], as_of timestamp with time zone) IS 'The whole history of a subject''s attribute (subject by canonical key, attribute normalised: "Home Town" is home_town), every kind and workspace, oldest first per kind: fact_id, workspace, subject, attribute, kind, value, valid_from, valid_to (null: current), recorded_at, closed_by (the row that superseded it), close_reason (superseded, or closed: why), sources, withheld (null). Care as in exo.facts: rows about a deferred subject, or whose every source is charged, are left out unless bridged, and the same last rows whatever is asked: {subject, facts, how}. as_of: only the rows begun by then, and an end after it (valid_to, closed_by, close_reason) not told; null: all.';
 
 --
 -- Name: facts(text, timestamp with time zone, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1008,10 +1016,19 @@ CREATE FUNCTION exo.facts(subject text, as_of timestamp with time zone DEFAULT n
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
     -- as of a past moment a row's end is not known yet: valid_to only when it came by then
-    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from,
-           case when x.valid_to <= $2 then x.valid_to end, x.recorded_at, x.sources, x.withheld
-    from exo_private.shown_facts(exo_private.facts_as_of($1, $2, $3), $3) x
-    order by x.ord
+    select y.fact_id, y.workspace, y.subject, y.attribute, y.kind, y.value, y.valid_from, y.valid_to,
+           y.recorded_at, y.sources, y.withheld
+    from (
+        select 0 as part, x.ord, x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from,
+               case when x.valid_to <= $2 then x.valid_to end as valid_to, x.recorded_at, x.sources,
+               null::jsonb as withheld
+        from exo_private.shown_facts(exo_private.facts_as_of($1, $2, $3), $3) x
+        union all
+        select 1, row_number() over (order by h.subject), null, null, null, null, null, null, null, null, null,
+               null, h.hint
+        from exo_private.fact_hints($3) h
+    ) y
+    order by y.part, y.ord
 $_$;
 
 ALTER FUNCTION exo.facts(subject text, as_of timestamp with time zone, bridge text[]) OWNER TO exo_api;
@@ -1020,7 +1037,7 @@ ALTER FUNCTION exo.facts(subject text, as_of timestamp with time zone, bridge te
 -- Name: FUNCTION facts(subject text, as_of timestamp with time zone, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.facts(subject text, as_of timestamp with time zone, bridge text[]) IS 'What is true of a subject (matched by canonical key: case and spacing ignored) as of as_of (default now): per workspace, attribute and kind the value valid then, by attribute and then precedence (observation, declared, extracted; kinds that disagree are all shown, never resolved): fact_id, workspace, subject, attribute, kind, value, valid_from, valid_to (null: still current as of as_of: an end after as_of is not told), recorded_at, sources (document_id, chunk_id, path, title, written_at, observation_id, source, recorded_at), withheld (null). Care: a fact about a deferred subject (its subject is one of the subject''s names or aliases, or its words name one near a cue) or whose every source is charged for one is left out unless bridge names the subject; then one last row per subject has only withheld: {subject, facts, how}. Next: exo.fact_history(subject, attribute).';
+COMMENT ON FUNCTION exo.facts(subject text, as_of timestamp with time zone, bridge text[]) IS 'What is true of a subject (matched by canonical key: case and spacing ignored) as of as_of (default now): per workspace, attribute and kind the value valid then, by attribute and then precedence (observation, declared, extracted; kinds that disagree are all shown, never resolved): fact_id, workspace, subject, attribute, kind, value, valid_from, valid_to (null: still current as of as_of: an end after as_of is not told), recorded_at, sources (document_id, chunk_id, path, title, written_at, observation_id, source, recorded_at), withheld (null). Care: a fact about a deferred subject (its subject is one of the subject''s names or aliases, or its words name one near a cue) or whose every source is charged for one is left out unless bridge names the subject; whatever the subject asked, one last row per deferred subject left closed that has current facts of its own has only withheld: {subject, facts (those, counted), how}. Next: exo.fact_history(subject, attribute).';
 
 --
 -- Name: facts_search(text, integer, text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1031,29 +1048,22 @@ CREATE FUNCTION exo.facts_search(query text, max_results integer DEFAULT 20, bri
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
     -- The hints say what is withheld in the whole of the facts, never which withheld fact holds a
-    -- word of the query: one per deferred subject left closed that has current facts, counted.
+    -- word of the query (exo_private.fact_hints).
     with shown as (
         select s.*, row_number() over (order by s.ord) as shown_rank
         from exo_private.shown_facts(exo_private.matching_facts($1, $2, $3, $4), $3) s
-        where s.withheld is null
-    ), hints as (
-        select k.subject, count(*) as facts
-        from exo_private.closed_subject_keys($3) k
-        join exo_private.facts f on f.subject_key = k.key and f.valid_to is null
-        group by k.subject
     )
     -- as of a past moment a row's end is not known yet (as exo.facts)
     select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from,
            case when $4 is null or x.valid_to <= $4 then x.valid_to end, x.recorded_at, x.sources, x.withheld
     from (select s.fact_id, s.workspace, s.subject, s.attribute, s.kind, s.value, s.valid_from, s.valid_to,
-                 s.recorded_at, s.sources, s.withheld, s.shown_rank as n
+                 s.recorded_at, s.sources, null::jsonb as withheld, s.shown_rank as n
           from shown s
           where s.shown_rank <= $2
           union all
-          select null, null, null, null, null, null, null, null, null, null,
-                 jsonb_build_object('subject', h.subject, 'facts', h.facts, 'how', exo_private.hint_how(h.subject)),
+          select null, null, null, null, null, null, null, null, null, null, h.hint,
                  $2 + row_number() over (order by h.subject)
-          from hints h) x
+          from exo_private.fact_hints($3) h) x
     order by x.n
 $_$;
 
@@ -24530,6 +24540,46 @@ ALTER FUNCTION exo_private.extraction_model_changed() OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.extraction_model_changed() IS 'Trigger: when the models.chat setting names another model, every graph gets a new generation built from that model only (bump_generation).';
 
 --
+-- Name: fact_hints(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.fact_hints(bridge text[]) RETURNS TABLE(subject text, keys text[], hint jsonb)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- One per deferred subject the bridge leaves closed that has current facts of its own (by a
+    -- name or an alias), counted. Never a count of the withheld facts among those asked: a fact
+    -- is withheld also for its words or its sources, and a count of those about the subject or
+    -- words asked would tell, one guess a call, what withheld text says of them.
+    -- A subject only a frontmatter charges (no deferred-list entry) counts too, as in search.
+    with released as materialized (
+        select exo_private.released_keys(bridge) as keys
+    ), closed as (
+        select c.subject, c.key from exo_private.closed_subject_keys(bridge) c
+        union
+        select t.subject, exo_private.canonical_key(t.subject)
+        from exo_private.charged_tallies t cross join released r
+        where t.n > 0 and exo_private.unreleased(array[t.subject], r.keys) <> '{}'
+          and exo_private.canonical_key(t.subject) is not null
+    )
+    select k.subject, k.keys,
+           jsonb_build_object('subject', k.subject, 'facts', n.facts, 'how', exo_private.hint_how(k.subject))
+    from (select c.subject, array_agg(distinct c.key order by c.key) as keys from closed c group by c.subject) k
+    cross join lateral (
+        select count(*) as facts from exo_private.facts f where f.subject_key = any (k.keys) and f.valid_to is null
+    ) n
+    where n.facts > 0
+$$;
+
+ALTER FUNCTION exo_private.fact_hints(bridge text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION fact_hints(bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.fact_hints(bridge text[]) IS 'Per subject the bridge leaves closed (deferred, or charged by a frontmatter) that has current facts whose subject is one of its names or aliases (keys, canonical): {subject, facts, how}, the hints of exo.facts, fact_history, facts_search and the packet''s facts, whatever they are asked.';
+
+--
 -- Name: fact_line_bucket(text, text, text, exo_private.fact_kind); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -30123,11 +30173,22 @@ CREATE FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with t
             limit 1
         ) p
     )
-    select s.ord, s.fact_id, s.workspace, s.subject, s.attribute, s.kind, s.value, s.valid_from, s.valid_to,
-           s.sources, s.withheld, p.previous_of
-    from ids, exo_private.shown_facts(ids.list || array(select p.id from previous p), p_bridge) s
-    left join previous p on p.id = s.fact_id
-    order by s.ord
+    select x.ord, x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from, x.valid_to,
+           x.sources, x.withheld, x.previous_of
+    from (
+        select 0 as part, s.ord, s.fact_id, s.workspace, s.subject, s.attribute, s.kind, s.value, s.valid_from,
+               s.valid_to, s.sources, null::jsonb as withheld, p.previous_of
+        from ids, exo_private.shown_facts(ids.list || array(select p.id from previous p), p_bridge) s
+        left join previous p on p.id = s.fact_id
+        union all
+        -- a deferred subject the question names by a name or an alias (its own facts withheld);
+        -- never the withheld facts among those of the subjects asked, which a guess could count
+        select 1, row_number() over (order by h.subject), null, null, null, null, null, null, null, null, null,
+               h.hint, null
+        from exo_private.fact_hints(p_bridge) h
+        where h.keys && p_keys
+    ) x
+    order by x.part, x.ord
 $$;
 
 ALTER FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean, p_max integer) OWNER TO exo_owner;
@@ -30136,7 +30197,7 @@ ALTER FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with ti
 -- Name: FUNCTION packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean, p_max integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean, p_max integer) IS 'The facts a context packet opens with: for the subjects p_keys name (canonical keys of the question''s words, also as exo_private.key_forms; a person also by the first word of their name; the owner when p_owner, a question in the first person; otherwise the owner''s lines whose attribute a key names, "book club" book_club), in p_workspaces, the row of every workspace, attribute and kind valid at p_as_of (at most p_max), as exo_private.shown_facts shows them to a caller with p_bridge (charged-only facts withheld, one last row per withheld subject), and after them, for each, the row of its line before it (the latest with another value and an earlier valid_from), previous_of naming the row it preceded (null for the rows valid at p_as_of).';
+COMMENT ON FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean, p_max integer) IS 'The facts a context packet opens with: for the subjects p_keys name (canonical keys of the question''s words, also as exo_private.key_forms; a person also by the first word of their name; the owner when p_owner, a question in the first person; otherwise the owner''s lines whose attribute a key names, "book club" book_club), in p_workspaces, the row of every workspace, attribute and kind valid at p_as_of (at most p_max), as exo_private.shown_facts shows them to a caller with p_bridge (charged-only facts withheld; one last row, exo_private.fact_hints, per deferred subject left closed that p_keys name), and after them, for each, the row of its line before it (the latest with another value and an earlier valid_from), previous_of naming the row it preceded (null for the rows valid at p_as_of).';
 
 --
 -- Name: parse_entity_type(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -42818,7 +42879,7 @@ COMMENT ON FUNCTION exo_private.shell_word(word text) IS 'A string as one word o
 -- Name: shown_facts(bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) RETURNS TABLE(ord bigint, fact_id bigint, workspace text, subject text, attribute text, kind text, value text, valid_from timestamp with time zone, valid_to timestamp with time zone, recorded_at timestamp with time zone, closed_by bigint, close_reason text, sources jsonb, withheld jsonb)
+CREATE FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) RETURNS TABLE(ord bigint, fact_id bigint, workspace text, subject text, attribute text, kind text, value text, valid_from timestamp with time zone, valid_to timestamp with time zone, recorded_at timestamp with time zone, closed_by bigint, close_reason text, sources jsonb)
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -42886,16 +42947,6 @@ CREATE FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) RETURNS TAB
         from asked a
         left join judged j on j.fact_id = a.id
         group by a.id
-    ), held as (
-        select w.subject, count(distinct w.id) as facts
-        from (select t.id, t.subject from about t
-              union
-              select j.fact_id, s.subject
-              from judged j
-              cross join lateral unnest(j.held) s (subject)) w
-        join verdicts v on v.id = w.id
-        where not v.shown
-        group by w.subject
     )
     select a.ord, a.id, a.workspace, a.subject, a.attribute, a.kind::text, a.value, a.valid_from,
            a.valid_to, a.recorded_at, a.closed_by, a.close_reason,
@@ -42909,16 +42960,10 @@ CREATE FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) RETURNS TAB
                       order by j.recorded_at, j.document_id, j.chunk_id, j.observation_id)
                from judged j
                left join exo_private.observations o on o.id = j.observation_id
-               where j.fact_id = a.id and j.held = '{}'), '[]'::jsonb),
-           null::jsonb
+               where j.fact_id = a.id and j.held = '{}'), '[]'::jsonb)
     from asked a
     join verdicts v on v.id = a.id
     where v.shown
-    union all
-    select coalesce(cardinality(ids), 0) + row_number() over (order by h.subject), null, null, null, null,
-           null, null, null, null, null, null, null, null,
-           jsonb_build_object('subject', h.subject, 'facts', h.facts, 'how', exo_private.hint_how(h.subject))
-    from held h
 $$;
 
 ALTER FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) OWNER TO exo_owner;
@@ -42927,7 +42972,7 @@ ALTER FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) OWNER TO exo
 -- Name: FUNCTION shown_facts(ids bigint[], bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) IS 'The fact rows ids (ord: their position) as a caller whose bridge opens released subjects may see them: each with its open sources (document_id, chunk_id, path, title, written_at, observation_id, source, recorded_at). Left out: a fact about a deferred subject the bridge leaves closed (its subject is one of the subject''s names or aliases, or its words name one near a cue), and a fact whose every source is closed (a chunk charged for such a subject, a closed document; an observation is judged by its words alone); one last row per subject has only withheld: {subject, facts, how}.';
+COMMENT ON FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) IS 'The fact rows ids (ord: their position) as a caller whose bridge opens released subjects may see them: each with its open sources (document_id, chunk_id, path, title, written_at, observation_id, source, recorded_at). Left out: a fact about a deferred subject the bridge leaves closed (its subject is one of the subject''s names or aliases, or its words name one near a cue), and a fact whose every source is closed (a chunk charged for such a subject, a closed document; an observation is judged by its words alone). Its callers add exo_private.fact_hints.';
 
 --
 -- Name: split_entity(bigint, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -55112,6 +55157,14 @@ GRANT ALL ON FUNCTION exo_private.excerpt(body text, needle text, width integer)
 REVOKE ALL ON FUNCTION exo_private.extraction_model_changed() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.extraction_model_changed() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.extraction_model_changed() TO exo_writer;
+
+--
+-- Name: FUNCTION fact_hints(bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.fact_hints(bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.fact_hints(bridge text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.fact_hints(bridge text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION fact_line_bucket(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -679,12 +679,47 @@ comment on function exo_private.close_fact(text, text, text, timestamptz, text) 
     'when p_why is blank) and no closed_by. Returns how many rows closed; raises when none is '
     'current or p_at is before a current row''s valid_from.';
 
--- exo_private.shown_facts: fact rows as a caller may see them, with hints for the withheld.
+-- exo_private.fact_hints: what the facts API says is withheld, the same whatever is asked.
+create or replace function exo_private.fact_hints(bridge text[])
+returns table (subject text, keys text[], hint jsonb)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- One per deferred subject the bridge leaves closed that has current facts of its own (by a
+    -- name or an alias), counted. Never a count of the withheld facts among those asked: a fact
+    -- is withheld also for its words or its sources, and a count of those about the subject or
+    -- words asked would tell, one guess a call, what withheld text says of them.
+    -- A subject only a frontmatter charges (no deferred-list entry) counts too, as in search.
+    with released as materialized (
+        select exo_private.released_keys(bridge) as keys
+    ), closed as (
+        select c.subject, c.key from exo_private.closed_subject_keys(bridge) c
+        union
+        select t.subject, exo_private.canonical_key(t.subject)
+        from exo_private.charged_tallies t cross join released r
+        where t.n > 0 and exo_private.unreleased(array[t.subject], r.keys) <> '{}'
+          and exo_private.canonical_key(t.subject) is not null
+    )
+    select k.subject, k.keys,
+           jsonb_build_object('subject', k.subject, 'facts', n.facts, 'how', exo_private.hint_how(k.subject))
+    from (select c.subject, array_agg(distinct c.key order by c.key) as keys from closed c group by c.subject) k
+    cross join lateral (
+        select count(*) as facts from exo_private.facts f where f.subject_key = any (k.keys) and f.valid_to is null
+    ) n
+    where n.facts > 0
+$$;
+comment on function exo_private.fact_hints(text[]) is
+    'Per subject the bridge leaves closed (deferred, or charged by a frontmatter) that has current '
+    'facts whose subject is one of its names or aliases (keys, canonical): {subject, facts, how}, the hints of exo.facts, '
+    'fact_history, facts_search and the packet''s facts, whatever they are asked.';
+
+-- exo_private.shown_facts: fact rows as a caller may see them.
 create or replace function exo_private.shown_facts(ids bigint[], bridge text[])
 returns table (
     ord bigint, fact_id bigint, workspace text, subject text, attribute text, kind text, value text,
     valid_from timestamptz, valid_to timestamptz, recorded_at timestamptz, closed_by bigint,
-    close_reason text, sources jsonb, withheld jsonb
+    close_reason text, sources jsonb
 )
 language sql stable
 security invoker
@@ -754,16 +789,6 @@ as $$
         from asked a
         left join judged j on j.fact_id = a.id
         group by a.id
-    ), held as (
-        select w.subject, count(distinct w.id) as facts
-        from (select t.id, t.subject from about t
-              union
-              select j.fact_id, s.subject
-              from judged j
-              cross join lateral unnest(j.held) s (subject)) w
-        join verdicts v on v.id = w.id
-        where not v.shown
-        group by w.subject
     )
     select a.ord, a.id, a.workspace, a.subject, a.attribute, a.kind::text, a.value, a.valid_from,
            a.valid_to, a.recorded_at, a.closed_by, a.close_reason,
@@ -777,16 +802,10 @@ as $$
                       order by j.recorded_at, j.document_id, j.chunk_id, j.observation_id)
                from judged j
                left join exo_private.observations o on o.id = j.observation_id
-               where j.fact_id = a.id and j.held = '{}'), '[]'::jsonb),
-           null::jsonb
+               where j.fact_id = a.id and j.held = '{}'), '[]'::jsonb)
     from asked a
     join verdicts v on v.id = a.id
     where v.shown
-    union all
-    select coalesce(cardinality(ids), 0) + row_number() over (order by h.subject), null, null, null, null,
-           null, null, null, null, null, null, null, null,
-           jsonb_build_object('subject', h.subject, 'facts', h.facts, 'how', exo_private.hint_how(h.subject))
-    from held h
 $$;
 comment on function exo_private.shown_facts(bigint[], text[]) is
     'The fact rows ids (ord: their position) as a caller whose bridge opens released subjects may see '
@@ -794,8 +813,7 @@ comment on function exo_private.shown_facts(bigint[], text[]) is
     'source, recorded_at). Left out: a fact about a deferred subject the bridge leaves closed (its '
     'subject is one of the subject''s names or aliases, or its words name one near a cue), and a fact '
     'whose every source is closed (a chunk charged for such a subject, a closed document; an '
-    'observation is judged by its words alone); one last row per subject has only withheld: '
-    '{subject, facts, how}.';
+    'observation is judged by its words alone). Its callers add exo_private.fact_hints.';
 
 -- exo_private.facts_as_of: the ids of a subject's facts valid at a time, one per line.
 create or replace function exo_private.facts_as_of(p_subject text, p_as_of timestamptz, p_bridge text[])
@@ -837,10 +855,19 @@ security definer
 set search_path = exo_private, pg_temp
 as $$
     -- as of a past moment a row's end is not known yet: valid_to only when it came by then
-    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from,
-           case when x.valid_to <= $2 then x.valid_to end, x.recorded_at, x.sources, x.withheld
-    from exo_private.shown_facts(exo_private.facts_as_of($1, $2, $3), $3) x
-    order by x.ord
+    select y.fact_id, y.workspace, y.subject, y.attribute, y.kind, y.value, y.valid_from, y.valid_to,
+           y.recorded_at, y.sources, y.withheld
+    from (
+        select 0 as part, x.ord, x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from,
+               case when x.valid_to <= $2 then x.valid_to end as valid_to, x.recorded_at, x.sources,
+               null::jsonb as withheld
+        from exo_private.shown_facts(exo_private.facts_as_of($1, $2, $3), $3) x
+        union all
+        select 1, row_number() over (order by h.subject), null, null, null, null, null, null, null, null, null,
+               null, h.hint
+        from exo_private.fact_hints($3) h
+    ) y
+    order by y.part, y.ord
 $$;
 comment on function exo.facts(text, timestamptz, text[]) is
     'What is true of a subject (matched by canonical key: case and spacing ignored) as of as_of '
@@ -850,8 +877,9 @@ comment on function exo.facts(text, timestamptz, text[]) is
     'still current as of as_of: an end after as_of is not told), recorded_at, sources (document_id, chunk_id, path, title, written_at, '
     'observation_id, source, recorded_at), withheld (null). Care: a fact about a deferred subject (its '
     'subject is one of the subject''s names or aliases, or its words name one near a cue) or whose '
-    'every source is charged for one is left out unless bridge names the subject; then one last row '
-    'per subject has only withheld: {subject, facts, how}. Next: exo.fact_history(subject, attribute).';
+    'every source is charged for one is left out unless bridge names the subject; whatever the '
+    'subject asked, one last row per deferred subject left closed that has current facts of its own '
+    'has only withheld: {subject, facts (those, counted), how}. Next: exo.fact_history(subject, attribute).';
 
 -- exo_private.fact_line_ids: the ids of every row of a subject's attribute.
 create or replace function exo_private.fact_line_ids(p_subject text, p_attribute text, p_bridge text[])
@@ -895,15 +923,23 @@ security definer
 set search_path = exo_private, pg_temp
 as $$
     -- as_of: the rows begun by then, an end after it not told (nor what ended them)
-    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from,
-           case when $4 is null or x.valid_to <= $4 then x.valid_to end,
-           x.recorded_at,
-           case when $4 is null or x.valid_to <= $4 then x.closed_by end,
-           case when $4 is null or x.valid_to <= $4 then x.close_reason end,
-           x.sources, x.withheld
-    from exo_private.shown_facts(exo_private.fact_line_ids($1, $2, $3), $3) x
-    where $4 is null or x.withheld is not null or x.valid_from <= $4
-    order by x.ord
+    select y.fact_id, y.workspace, y.subject, y.attribute, y.kind, y.value, y.valid_from, y.valid_to,
+           y.recorded_at, y.closed_by, y.close_reason, y.sources, y.withheld
+    from (
+        select 0 as part, x.ord, x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from,
+               case when $4 is null or x.valid_to <= $4 then x.valid_to end as valid_to,
+               x.recorded_at,
+               case when $4 is null or x.valid_to <= $4 then x.closed_by end as closed_by,
+               case when $4 is null or x.valid_to <= $4 then x.close_reason end as close_reason,
+               x.sources, null::jsonb as withheld
+        from exo_private.shown_facts(exo_private.fact_line_ids($1, $2, $3), $3) x
+        where $4 is null or x.valid_from <= $4
+        union all
+        select 1, row_number() over (order by h.subject), null, null, null, null, null, null, null, null, null,
+               null, null, null, h.hint
+        from exo_private.fact_hints($3) h
+    ) y
+    order by y.part, y.ord
 $$;
 comment on function exo.fact_history(text, text, text[], timestamptz) is
     'The whole history of a subject''s attribute (subject by canonical key, attribute normalised: '
@@ -911,8 +947,7 @@ comment on function exo.fact_history(text, text, text[], timestamptz) is
     'subject, attribute, kind, value, valid_from, valid_to (null: current), recorded_at, closed_by '
     '(the row that superseded it), close_reason (superseded, or closed: why), sources, withheld '
     '(null). Care as in exo.facts: rows about a deferred subject, or whose every source is charged, '
-    'are left out unless bridged, with one last row per subject that has only withheld: {subject, '
-    'facts, how}. as_of: only the rows begun by then, and an end after it (valid_to, closed_by, '
+    'are left out unless bridged, and the same last rows whatever is asked: {subject, facts, how}. as_of: only the rows begun by then, and an end after it (valid_to, closed_by, '
     'close_reason) not told; null: all.';
 
 -- exo_private.matching_facts: the ids of current facts that hold a question's words, best first.
@@ -982,29 +1017,22 @@ security definer
 set search_path = exo_private, pg_temp
 as $$
     -- The hints say what is withheld in the whole of the facts, never which withheld fact holds a
-    -- word of the query: one per deferred subject left closed that has current facts, counted.
+    -- word of the query (exo_private.fact_hints).
     with shown as (
         select s.*, row_number() over (order by s.ord) as shown_rank
         from exo_private.shown_facts(exo_private.matching_facts($1, $2, $3, $4), $3) s
-        where s.withheld is null
-    ), hints as (
-        select k.subject, count(*) as facts
-        from exo_private.closed_subject_keys($3) k
-        join exo_private.facts f on f.subject_key = k.key and f.valid_to is null
-        group by k.subject
     )
     -- as of a past moment a row's end is not known yet (as exo.facts)
     select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from,
            case when $4 is null or x.valid_to <= $4 then x.valid_to end, x.recorded_at, x.sources, x.withheld
     from (select s.fact_id, s.workspace, s.subject, s.attribute, s.kind, s.value, s.valid_from, s.valid_to,
-                 s.recorded_at, s.sources, s.withheld, s.shown_rank as n
+                 s.recorded_at, s.sources, null::jsonb as withheld, s.shown_rank as n
           from shown s
           where s.shown_rank <= $2
           union all
-          select null, null, null, null, null, null, null, null, null, null,
-                 jsonb_build_object('subject', h.subject, 'facts', h.facts, 'how', exo_private.hint_how(h.subject)),
+          select null, null, null, null, null, null, null, null, null, null, h.hint,
                  $2 + row_number() over (order by h.subject)
-          from hints h) x
+          from exo_private.fact_hints($3) h) x
     order by x.n
 $$;
 comment on function exo.facts_search(text, int, text[], timestamptz) is

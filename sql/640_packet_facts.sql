@@ -69,18 +69,29 @@ as $$
             limit 1
         ) p
     )
-    select s.ord, s.fact_id, s.workspace, s.subject, s.attribute, s.kind, s.value, s.valid_from, s.valid_to,
-           s.sources, s.withheld, p.previous_of
-    from ids, exo_private.shown_facts(ids.list || array(select p.id from previous p), p_bridge) s
-    left join previous p on p.id = s.fact_id
-    order by s.ord
+    select x.ord, x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from, x.valid_to,
+           x.sources, x.withheld, x.previous_of
+    from (
+        select 0 as part, s.ord, s.fact_id, s.workspace, s.subject, s.attribute, s.kind, s.value, s.valid_from,
+               s.valid_to, s.sources, null::jsonb as withheld, p.previous_of
+        from ids, exo_private.shown_facts(ids.list || array(select p.id from previous p), p_bridge) s
+        left join previous p on p.id = s.fact_id
+        union all
+        -- a deferred subject the question names by a name or an alias (its own facts withheld);
+        -- never the withheld facts among those of the subjects asked, which a guess could count
+        select 1, row_number() over (order by h.subject), null, null, null, null, null, null, null, null, null,
+               h.hint, null
+        from exo_private.fact_hints(p_bridge) h
+        where h.keys && p_keys
+    ) x
+    order by x.part, x.ord
 $$;
 comment on function exo_private.packet_facts(text[], timestamptz, text[], text[], boolean, int) is
     'The facts a context packet opens with: for the subjects p_keys name (canonical keys of the '
     'question''s words, also as exo_private.key_forms; a person also by the first word of their name; the owner when p_owner, a '
     'question in the first person; otherwise the owner''s lines whose attribute a key names, "book club" book_club), in p_workspaces, the row '
     'of every workspace, attribute and kind valid at p_as_of (at most p_max), as '
-    'exo_private.shown_facts shows them to a caller with p_bridge (charged-only facts withheld, one '
-    'last row per withheld subject), and after them, for each, the row of its line before it (the '
+    'exo_private.shown_facts shows them to a caller with p_bridge (charged-only facts withheld; one '
+    'last row, exo_private.fact_hints, per deferred subject left closed that p_keys name), and after them, for each, the row of its line before it (the '
     'latest with another value and an earlier valid_from), previous_of naming the row it preceded '
     '(null for the rows valid at p_as_of).';

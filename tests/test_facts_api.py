@@ -91,8 +91,10 @@ def test_facts_search_as_of_finds_the_values_current_then(reader):
 
 
 def test_a_charged_fact_is_a_hint_until_bridged(reader):
-    shown = api.facts(reader, "Ann Lee")
-    assert [f["withheld"]["subject"] for f in shown] == [WALTER] and shown[0]["value"] is None
+    # Left out, and the hints are those of any subject asked (none here: Walter has no facts of his
+    # own): a hint that counted the withheld facts among Ann Lee's would tell what withheld text
+    # says of her
+    assert api.facts(reader, "Ann Lee") == api.facts(reader, "xylophone") == []
     bridged = api.facts(reader, "Ann Lee", bridge=[WALTER])
     assert [(f["value"], f["withheld"]) for f in bridged] == [("St Mary Hospice", None)]
     # facts_search never tells which words a withheld fact holds: "hospice" finds nothing shown and

@@ -108,6 +108,12 @@ def twins(request, cfg, template_db, tmp_path_factory) -> Iterator[tuple[Databas
                         "attribute": "note",
                         "value": f"{ALIAS} died; {' '.join(secret)}",
                     },
+                    # withheld for its words: about a person both memories show, not the same one
+                    {
+                        "subject": PEOPLE[secret is SECRETS[0]],
+                        "attribute": "visit",
+                        "value": f"{ALIAS} died; {' '.join(secret)}",
+                    },
                 ]
                 conn.execute(
                     "select exo_private.observe(%s)",
@@ -165,6 +171,16 @@ def _answers(db: Database, query: str, bridge: list[str]) -> dict:
             "archive": one("select exo.search_report(%s, open_archive => true, bridge => %s)", query, bridge),
             "facts": one(
                 "select coalesce(jsonb_agg(to_jsonb(f)), '[]') from exo.facts_search(%s, bridge => %s) f",
+                query,
+                bridge,
+            ),
+            "subject's facts": one(
+                "select coalesce(jsonb_agg(to_jsonb(f)), '[]') from exo.facts(%s, bridge => %s) f",
+                query,
+                bridge,
+            ),
+            "history": one(
+                "select coalesce(jsonb_agg(to_jsonb(f)), '[]') from exo.fact_history(%s, 'visit', bridge => %s) f",
                 query,
                 bridge,
             ),

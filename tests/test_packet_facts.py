@@ -50,6 +50,12 @@ def db(cfg, template_db):
             )
             record("visited", "St Mary Hospice", 2020, "extracted", source={
                 "document_id": lunch.id, "chunk_id": lunch.chunks[1]})  # fmt: skip
+            # a fact of the deferred subject's own, under an alias
+            conn.execute(
+                "select exo_private.observe(%s)",
+                (Jsonb({"subject": "Grandpa", "attribute": "favourite song", "value": "Moon River",
+                        "observed_at": "2019-05-01", "source": "Ann", "workspace": "personal"}),),
+            )  # fmt: skip
         yield db
 
 
@@ -79,9 +85,20 @@ def test_the_highest_kind_leads_and_a_disagreeing_kind_is_shown_beside_it(db):
         line.startswith("- Priya Okafor, works_at: Brightwave (declared, since 2025-01-01; ")
         for line in lines
     )
-    # the visit only a charged chunk supports is a hint, never its value
-    assert "St Mary Hospice" not in "\n".join(lines)
-    assert f"- 1 fact(s) about {WALTER} withheld (deferred subject). ask with bridge" in "\n".join(lines)
+    # the visit only a charged chunk supports is left out, and no hint counts it: that would tell
+    # what withheld text says of her (the packet's hints say the charged chunks are withheld)
+    assert "St Mary Hospice" not in "\n".join(lines) and "withheld" not in "\n".join(lines)
+
+
+def test_a_question_naming_a_deferred_subject_is_told_its_facts_are_withheld(db):
+    """By any of its names: the owner's list and the question decide, never what withheld text says."""
+    for question in ("What was Grandpa's favourite song?", "What did Walter Rivera like to sing?"):
+        lines = "\n".join(facts_section(db, question))
+        assert f"- 1 fact(s) about {WALTER} withheld (deferred subject). ask with bridge" in lines, question
+        assert "Moon River" not in lines
+    assert "Moon River" in "\n".join(
+        facts_section(db, "What was Grandpa's favourite song?", bridge=["Grandpa"])
+    )
 
 
 def test_a_question_about_the_past_gets_the_facts_valid_then(db):

@@ -120,16 +120,20 @@ def test_withheld_rows_print_as_hints_and_bridge_opens_them(exo, db):
         conn.execute("select exo_private.defer_subject('Tomas Okafor')")
     related = json.loads(exo("related", "Iris Calder", "--depth", "2", "--json").output)
     assert [r["name"] for r in related if r["withheld"] is None] == ["Northwind Labs"]
-    hint = {"subject": "Tomas Okafor", "workspace": "technical", "relations": 2}  # one per note
+    hint = {
+        "subject": "Tomas Okafor",
+        "workspace": "technical",
+        "chunks": 0,
+    }  # none charged, his relations left out
     assert [{k: v for k, v in r["withheld"].items() if k != "how"} for r in related if r["withheld"]] == [
         hint
     ]
     table = exo("related", "Iris Calder", "--depth", "2").output
     assert "Northwind Labs" in table and "Tomas" not in table.split("withheld:")[0]
-    assert "withheld: 2 relations about Tomas Okafor in technical." in table
+    assert "withheld: about Tomas Okafor in technical." in table
     opened = json.loads(
         exo("related", "Iris Calder", "--depth", "2", "--bridge", "Tomas Okafor", "--json").output
     )
     assert {r["name"] for r in opened} == {"Northwind Labs", "Tomas Okafor"}
     timeline = exo("timeline", "Tomas Okafor").output
-    assert "work/upgrade.md" not in timeline and "withheld: 2 mentions about Tomas Okafor" in timeline
+    assert "work/upgrade.md" not in timeline and "withheld: about Tomas Okafor in technical." in timeline

@@ -94,11 +94,13 @@ def table(
 
 
 def hint_line(hint: dict[str, Any]) -> str:
-    """One hint, whatever it counts: "2 chunks, 3 mentions about Walter in personal. how"."""
-    counts = ", ".join(f"{v} {k}" for k, v in hint.items() if k not in ("subject", "workspace", "how"))
+    """One hint, whatever it counts: "2 chunks, 3 facts about Walter in personal. how" (a count of
+    none left out: "about Walter in personal. how")."""
+    counts = ", ".join(f"{v} {k}" for k, v in hint.items() if k not in ("subject", "workspace", "how") and v)
     where = f" in {hint['workspace']}" if hint.get("workspace") else ""
     about = escape(hint["subject"]) + where
-    return f"[yellow]withheld:[/yellow] {escape(counts)} about {about}. {escape(hint['how'])}"
+    said = escape(counts) + " " if counts else ""
+    return f"[yellow]withheld:[/yellow] {said}about {about}. {escape(hint['how'])}"
 
 
 def withheld(rows: Sequence[dict[str, Any]]) -> None:
