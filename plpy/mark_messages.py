@@ -33,6 +33,9 @@ UPDATE_MESSAGES = (
     "from unnest($1::bigint[], $2::text[]) u (id, marks) "
     "where m.id = u.id"
 )
+# A message charged in place leaves its old row in the open index's statistics: built again once
+# this transaction is over (exo_private.rebuild_open_indexes).
+FLAG_OPEN_INDEX = "select exo_private.flag_open_index('chat_messages_bm25_open')"
 CONVERSATION_BATCH = 100
 
 
@@ -42,7 +45,7 @@ def run(plpy, every_conversation):
     conversations = plpy.cursor(plpy.prepare(CONVERSATIONS, ["boolean"]), [every_conversation])
     messages = plpy.prepare(MESSAGES, ["bigint"])
     update = plpy.prepare(UPDATE_MESSAGES, ["bigint[]", "text[]"])
-    changed = 0
+    changed, charged_in_place = 0, False
     while True:
         batch = conversations.fetch(CONVERSATION_BATCH)
         if not batch:
@@ -54,6 +57,9 @@ def run(plpy, every_conversation):
             if ids:
                 plpy.execute(update, [ids, values])
                 changed += len(ids)
+                charged_in_place = charged_in_place or newly_charged(rows, marked)
+    if charged_in_place:
+        plpy.execute(FLAG_OPEN_INDEX)
     return changed
 
 
@@ -66,3 +72,12 @@ def changed_marks(rows, marked):
             ids.append(row["id"])
             values.append(json.dumps(marks))
     return ids, values
+
+
+def newly_charged(rows, marked):
+    """Whether a message marked before, for no subject, is charged now: the open BM25 index still
+    counts its old row."""
+    return any(
+        row["charged"] is not None and not json.loads(row["charged"]) and marks
+        for row, marks in zip(rows, marked, strict=False)
+    )

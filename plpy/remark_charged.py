@@ -38,10 +38,7 @@ WINDOWS = (
     "join exo_private.chunks c on c.workspace = w.workspace and c.id = w.chunk_id"
 )
 # The rebuild runs once this transaction is over (exo_private.rebuild_open_indexes).
-FLAG_OPEN_INDEX = (
-    "insert into exo_private.open_index_rebuilds (workspace, charged_by) values ($1, pg_current_xact_id()) "
-    "on conflict (workspace) do update set charged_by = excluded.charged_by"
-)
+FLAG_OPEN_INDEX = "select exo_private.flag_open_index(format('chunks_%s_bm25_open', $1::text), $1)"
 QUEUE_CAPSULES = "select exo_private.queue_capsules()"
 FETCH_ROWS = 500
 

@@ -1717,6 +1717,7 @@ declare
     day date;
     archive_open boolean;
     keys text[];
+    releases boolean;
 begin
     if question is null then
         perform exo_private.invalid_argument('query must not be null');
@@ -1740,17 +1741,41 @@ begin
     archive_open := coalesce(search_messages.open_archive,
                              (exo.temporal_signal(question, day) ->> 'opens_archive')::boolean, false);
     keys := exo_private.released_keys(coalesce(bridge, '{}'));
+    -- A search that releases no charged message ranks by the index of the messages charged for
+    -- nothing (chat_messages_bm25_open, || ''), so no statistic it reads (how rare a word is, how
+    -- long a message) and no match that fills its pool is a withheld message's; one that releases
+    -- a subject ranks by the index of every message.
+    releases := keys <> '{}' and exists (
+        select 1 from exo_private.chat_messages m cross join lateral unnest(m.charged_subjects) s (subject)
+        where m.charged_subjects <> '{}' and exo_private.canonical_key(s.subject) = any (keys));
     return query
     with hits as materialized (
-        select m.id, m.conversation_id, m.identity_id, m.sent_at, m.charged_subjects,
-               (m.sent_at at time zone zone)::date as sent_on,
-               -(exo_private.bm25_text(m.body) operator(public.<@>) public.to_bm25query(terms, 'exo_private.chat_messages_bm25')) as score
-        from exo_private.chat_messages m
-        where (m.sent_at is null or m.sent_at <= moment)
-          and exo_private.bm25_text(m.body) operator(public.<@>) public.to_bm25query(terms, 'exo_private.chat_messages_bm25') < 0
-        order by exo_private.bm25_text(m.body) operator(public.<@>) public.to_bm25query(terms, 'exo_private.chat_messages_bm25'),
-                 m.sent_at desc nulls last, m.id desc
-        limit pool
+        (select m.id, m.conversation_id, m.identity_id, m.sent_at, m.charged_subjects,
+                (m.sent_at at time zone zone)::date as sent_on,
+                -((exo_private.bm25_text(m.body) || '') operator(public.<@>)
+                  public.to_bm25query(terms, 'exo_private.chat_messages_bm25_open')) as score
+         from exo_private.chat_messages m
+         where not releases and m.charged_subjects = '{}' and m.charged is not null
+           and (m.sent_at is null or m.sent_at <= moment)
+           and (exo_private.bm25_text(m.body) || '') operator(public.<@>)
+               public.to_bm25query(terms, 'exo_private.chat_messages_bm25_open') < 0
+         order by (exo_private.bm25_text(m.body) || '') operator(public.<@>)
+                  public.to_bm25query(terms, 'exo_private.chat_messages_bm25_open'),
+                  m.sent_at desc nulls last, m.id desc
+         limit pool)
+        union all
+        (select m.id, m.conversation_id, m.identity_id, m.sent_at, m.charged_subjects,
+                (m.sent_at at time zone zone)::date as sent_on,
+                -(exo_private.bm25_text(m.body) operator(public.<@>)
+                  public.to_bm25query(terms, 'exo_private.chat_messages_bm25')) as score
+         from exo_private.chat_messages m
+         where releases and (m.sent_at is null or m.sent_at <= moment)
+           and exo_private.bm25_text(m.body) operator(public.<@>)
+               public.to_bm25query(terms, 'exo_private.chat_messages_bm25') < 0
+         order by exo_private.bm25_text(m.body) operator(public.<@>)
+                  public.to_bm25query(terms, 'exo_private.chat_messages_bm25'),
+                  m.sent_at desc nulls last, m.id desc
+         limit pool)
     ), banded as materialized (
         select h.*, b.band,
                -- most messages are charged for nothing: no call (with its settings) for them
@@ -1851,7 +1876,7 @@ ALTER FUNCTION exo.search_messages(query text, max_results integer, bridge text[
 -- Name: FUNCTION search_messages(query text, max_results integer, bridge text[], open_archive boolean, as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.search_messages(query text, max_results integer, bridge text[], open_archive boolean, as_of timestamp with time zone) IS 'Chat messages ranked by BM25 for a question (pg_textsearch, English stemming: every word counts, none is required, stop words need not match), best first (rank, then newest): message_id, conversation_id, conversation_title, source, sender, is_owner, sent_at, body, rank, band (the message''s band by its age as of as_of, as for documents; null when undated), withheld (null). Messages sent after as_of are left out. Bands as in exo.search: archival messages are left out unless open_archive is true, or open_archive is null and the question carries a temporal signal (exo.temporal_signal), or nothing of the present bands answers, or a word of the question (an English lexeme of 3+ letters) is held by 1-19 archival matches and no present one; when they are left out, one last row has only withheld: {band: "archival", messages (how many that may be shown matched), how}. Care: a message charged for a deferred subject (its name or an alias near a cue, in the message or the one before or after it) is left out unless bridge names the subject (by name or alias); one row per such subject with charged messages sent by as_of has only withheld: {subject, messages (all of them, whatever the question), how}. Everything is decided among the best 5 x max_results matches (at least 200). A blank query returns nothing; only its first 1,000 characters count. Raises invalid_parameter_value for a null query, max_results outside 1..200, or a bridge of more than 50 names or a name over 200 characters.';
+COMMENT ON FUNCTION exo.search_messages(query text, max_results integer, bridge text[], open_archive boolean, as_of timestamp with time zone) IS 'Chat messages ranked by BM25 for a question (pg_textsearch, English stemming: every word counts, none is required, stop words need not match), best first (rank, then newest): message_id, conversation_id, conversation_title, source, sender, is_owner, sent_at, body, rank, band (the message''s band by its age as of as_of, as for documents; null when undated), withheld (null). Messages sent after as_of are left out. Bands as in exo.search: archival messages are left out unless open_archive is true, or open_archive is null and the question carries a temporal signal (exo.temporal_signal), or nothing of the present bands answers, or a word of the question (an English lexeme of 3+ letters) is held by 1-19 archival matches and no present one; when they are left out, one last row has only withheld: {band: "archival", messages (how many that may be shown matched), how}. Care: a message charged for a deferred subject (its name or an alias near a cue, in the message or the one before or after it) is left out unless bridge names the subject (by name or alias); one row per such subject with charged messages sent by as_of has only withheld: {subject, messages (all of them, whatever the question), how}. Everything is decided among the best 5 x max_results matches (at least 200), by the BM25 statistics of the messages charged for nothing unless bridge releases a charged message. A blank query finds no message; only its first 1,000 characters count. Raises invalid_parameter_value for a null query, max_results outside 1..200, or a bridge of more than 50 names or a name over 200 characters.';
 
 --
 -- Name: search_report(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -25836,6 +25861,27 @@ ALTER FUNCTION exo_private.find_type_senses(workspaces text[], keys text[]) OWNE
 COMMENT ON FUNCTION exo_private.find_type_senses(workspaces text[], keys text[]) IS 'For the names keys[i] of workspaces[i]: a name the structure gives as a Place (a note''s graph.place_keys) and as a Person (an email header, a chat, a note''s graph.people_keys) means two things: entity_senses gets its Place sense (anchor type Place, how structure), the first sense becomes the Person, and the notes that name it are linked again so that the Place''s structural rows move to the new sense. Returns how many names got one.';
 
 --
+-- Name: flag_open_index(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.flag_open_index(p_index text, p_workspace text DEFAULT NULL::text) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    insert into exo_private.open_index_rebuilds (index_name, workspace, charged_by)
+    values (p_index, p_workspace, pg_catalog.pg_current_xact_id())
+    on conflict (index_name) do update set charged_by = excluded.charged_by
+$$;
+
+ALTER FUNCTION exo_private.flag_open_index(p_index text, p_workspace text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION flag_open_index(p_index text, p_workspace text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.flag_open_index(p_index text, p_workspace text) IS 'Flag the open BM25 index p_index (in exo_private; p_workspace: its workspace, null for the messages'') for exo_private.rebuild_open_indexes: this transaction charged rows it counts.';
+
+--
 -- Name: forget_document(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -28203,6 +28249,9 @@ UPDATE_MESSAGES = (
     "from unnest($1::bigint[], $2::text[]) u (id, marks) "
     "where m.id = u.id"
 )
+# A message charged in place leaves its old row in the open index's statistics: built again once
+# this transaction is over (exo_private.rebuild_open_indexes).
+FLAG_OPEN_INDEX = "select exo_private.flag_open_index('chat_messages_bm25_open')"
 CONVERSATION_BATCH = 100
 
 def run(plpy, every_conversation):
@@ -28211,7 +28260,7 @@ def run(plpy, every_conversation):
     conversations = plpy.cursor(plpy.prepare(CONVERSATIONS, ["boolean"]), [every_conversation])
     messages = plpy.prepare(MESSAGES, ["bigint"])
     update = plpy.prepare(UPDATE_MESSAGES, ["bigint[]", "text[]"])
-    changed = 0
+    changed, charged_in_place = 0, False
     while True:
         batch = conversations.fetch(CONVERSATION_BATCH)
         if not batch:
@@ -28223,6 +28272,9 @@ def run(plpy, every_conversation):
             if ids:
                 plpy.execute(update, [ids, values])
                 changed += len(ids)
+                charged_in_place = charged_in_place or newly_charged(rows, marked)
+    if charged_in_place:
+        plpy.execute(FLAG_OPEN_INDEX)
     return changed
 
 def changed_marks(rows, marked):
@@ -28234,6 +28286,14 @@ def changed_marks(rows, marked):
             ids.append(row["id"])
             values.append(json.dumps(marks))
     return ids, values
+
+def newly_charged(rows, marked):
+    """Whether a message marked before, for no subject, is charged now: the open BM25 index still
+    counts its old row."""
+    return any(
+        row["charged"] is not None and not json.loads(row["charged"]) and marks
+        for row, marks in zip(rows, marked, strict=False)
+    )
 return run(plpy, every_conversation)
 $_$;
 
@@ -33196,7 +33256,7 @@ declare
     rebuilt int := 0;
 begin
     for flagged in
-        select r.workspace, r.charged_by from exo_private.open_index_rebuilds r
+        select r.index_name, r.charged_by from exo_private.open_index_rebuilds r
         where pg_catalog.pg_xact_status(r.charged_by) is distinct from 'in progress'
           -- a snapshot older than the charging, or a transaction begun before it (its xid holds
           -- the old row as long as a snapshot does, and it has none between two statements)
@@ -33204,11 +33264,11 @@ begin
                           cross join lateral (values (a.backend_xmin), (a.backend_xid)) h (xid)
                           where a.pid <> pg_catalog.pg_backend_pid() and h.xid is not null
                             and pg_catalog.age(h.xid) >= pg_catalog.age(pg_catalog.xid(r.charged_by)))
-        order by r.workspace
+        order by r.index_name
         for update of r skip locked
     loop
-        execute format('reindex index exo_private.%I', 'chunks_' || flagged.workspace || '_bm25_open');
-        delete from exo_private.open_index_rebuilds r where r.workspace = flagged.workspace;
+        execute format('reindex index exo_private.%I', flagged.index_name);
+        delete from exo_private.open_index_rebuilds r where r.index_name = flagged.index_name;
         rebuilt := rebuilt + 1;
     end loop;
     return rebuilt;
@@ -33221,7 +33281,7 @@ ALTER FUNCTION exo_private.rebuild_open_indexes() OWNER TO exo_owner;
 -- Name: FUNCTION rebuild_open_indexes(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.rebuild_open_indexes() IS 'Rebuild chunks_<workspace>_bm25_open of each workspace in open_index_rebuilds that no running snapshot predates (pg_cron''s exo-open-indexes, every minute); returns how many.';
+COMMENT ON FUNCTION exo_private.rebuild_open_indexes() IS 'Rebuild each open BM25 index in open_index_rebuilds that no running snapshot predates (pg_cron''s exo-open-indexes, every minute); returns how many.';
 
 --
 -- Name: record_closed_fact(text, text, text, text, text, timestamp with time zone, timestamp with time zone, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -34164,10 +34224,7 @@ WINDOWS = (
     "join exo_private.chunks c on c.workspace = w.workspace and c.id = w.chunk_id"
 )
 # The rebuild runs once this transaction is over (exo_private.rebuild_open_indexes).
-FLAG_OPEN_INDEX = (
-    "insert into exo_private.open_index_rebuilds (workspace, charged_by) values ($1, pg_current_xact_id()) "
-    "on conflict (workspace) do update set charged_by = excluded.charged_by"
-)
+FLAG_OPEN_INDEX = "select exo_private.flag_open_index(format('chunks_%s_bm25_open', $1::text), $1)"
 QUEUE_CAPSULES = "select exo_private.queue_capsules()"
 FETCH_ROWS = 500
 
@@ -50305,8 +50362,9 @@ ALTER TABLE exo_private.observations ALTER COLUMN id ADD GENERATED ALWAYS AS IDE
 --
 
 CREATE TABLE exo_private.open_index_rebuilds (
-    workspace text NOT NULL,
-    charged_by xid8 NOT NULL
+    workspace text,
+    charged_by xid8 NOT NULL,
+    index_name text NOT NULL
 );
 
 ALTER TABLE exo_private.open_index_rebuilds OWNER TO exo_owner;
@@ -50315,7 +50373,7 @@ ALTER TABLE exo_private.open_index_rebuilds OWNER TO exo_owner;
 -- Name: TABLE open_index_rebuilds; Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON TABLE exo_private.open_index_rebuilds IS 'Workspaces whose open BM25 index still counts chunks charged since it was built, and the transaction that charged them (exo_private.rebuild_open_indexes).';
+COMMENT ON TABLE exo_private.open_index_rebuilds IS 'Open BM25 indexes (a workspace''s chunks_<workspace>_bm25_open, workspace set; the messages'' chat_messages_bm25_open, workspace null) that still count rows charged since they were built, and the transaction that charged them (exo_private.rebuild_open_indexes).';
 
 --
 -- Name: people; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -51903,7 +51961,7 @@ ALTER TABLE ONLY exo_private.observations
 --
 
 ALTER TABLE ONLY exo_private.open_index_rebuilds
-    ADD CONSTRAINT open_index_rebuilds_pkey PRIMARY KEY (workspace);
+    ADD CONSTRAINT open_index_rebuilds_pkey PRIMARY KEY (index_name);
 
 --
 -- Name: people people_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -52193,6 +52251,18 @@ CREATE INDEX chat_identities_person ON exo_private.chat_identities USING btree (
 --
 
 CREATE INDEX chat_messages_bm25 ON exo_private.chat_messages USING bm25 (exo_private.bm25_text(body)) WITH (text_config=english);
+
+--
+-- Name: chat_messages_bm25_open; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chat_messages_bm25_open ON exo_private.chat_messages USING bm25 (((exo_private.bm25_text(body) || ''::text))) WITH (text_config=english) WHERE ((charged_subjects = '{}'::text[]) AND (charged IS NOT NULL));
+
+--
+-- Name: INDEX chat_messages_bm25_open; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON INDEX exo_private.chat_messages_bm25_open IS 'BM25 over the marked messages charged for nothing: what exo.search_messages ranks by when it releases nothing; followed by || '''', which only it matches.';
 
 --
 -- Name: chat_messages_charged_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -55221,6 +55291,14 @@ GRANT ALL ON FUNCTION exo_private.find_entities(p_name text, p_type text, p_work
 REVOKE ALL ON FUNCTION exo_private.find_type_senses(workspaces text[], keys text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.find_type_senses(workspaces text[], keys text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.find_type_senses(workspaces text[], keys text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION flag_open_index(p_index text, p_workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.flag_open_index(p_index text, p_workspace text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.flag_open_index(p_index text, p_workspace text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.flag_open_index(p_index text, p_workspace text) TO exo_writer;
 
 --
 -- Name: FUNCTION forget_document(doc_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner

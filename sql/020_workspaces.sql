@@ -119,8 +119,23 @@ comment on function exo_private.ensure_workspace_storage(text) is
     'Create a workspace''s chunk partition (with its document index, its BM25 index and the BM25 '
     'index of its chunks charged for nothing) and its embeddings partition when missing.';
 
--- exo_private.rebuild_open_indexes: build again the open BM25 index of each workspace flagged in
--- open_index_rebuilds (exo_private.remark_charged flags them). A chunk charged in place leaves its
+-- exo_private.flag_open_index: an open BM25 index to build again once this transaction is over.
+create or replace function exo_private.flag_open_index(p_index text, p_workspace text default null)
+returns void
+language sql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    insert into exo_private.open_index_rebuilds (index_name, workspace, charged_by)
+    values (p_index, p_workspace, pg_catalog.pg_current_xact_id())
+    on conflict (index_name) do update set charged_by = excluded.charged_by
+$$;
+comment on function exo_private.flag_open_index(text, text) is
+    'Flag the open BM25 index p_index (in exo_private; p_workspace: its workspace, null for the '
+    'messages'') for exo_private.rebuild_open_indexes: this transaction charged rows it counts.';
+
+-- exo_private.rebuild_open_indexes: build again each open BM25 index flagged in open_index_rebuilds
+-- (exo_private.remark_charged and mark_messages flag them). A row charged in place leaves its
 -- old row in the index's statistics, which vacuum does not take out; a rebuild leaves it out once
 -- no snapshot can see it, so a flag waits while a session older than its transaction runs.
 create or replace function exo_private.rebuild_open_indexes()
@@ -134,7 +149,7 @@ declare
     rebuilt int := 0;
 begin
     for flagged in
-        select r.workspace, r.charged_by from exo_private.open_index_rebuilds r
+        select r.index_name, r.charged_by from exo_private.open_index_rebuilds r
         where pg_catalog.pg_xact_status(r.charged_by) is distinct from 'in progress'
           -- a snapshot older than the charging, or a transaction begun before it (its xid holds
           -- the old row as long as a snapshot does, and it has none between two statements)
@@ -142,18 +157,18 @@ begin
                           cross join lateral (values (a.backend_xmin), (a.backend_xid)) h (xid)
                           where a.pid <> pg_catalog.pg_backend_pid() and h.xid is not null
                             and pg_catalog.age(h.xid) >= pg_catalog.age(pg_catalog.xid(r.charged_by)))
-        order by r.workspace
+        order by r.index_name
         for update of r skip locked
     loop
-        execute format('reindex index exo_private.%I', 'chunks_' || flagged.workspace || '_bm25_open');
-        delete from exo_private.open_index_rebuilds r where r.workspace = flagged.workspace;
+        execute format('reindex index exo_private.%I', flagged.index_name);
+        delete from exo_private.open_index_rebuilds r where r.index_name = flagged.index_name;
         rebuilt := rebuilt + 1;
     end loop;
     return rebuilt;
 end
 $$;
 comment on function exo_private.rebuild_open_indexes() is
-    'Rebuild chunks_<workspace>_bm25_open of each workspace in open_index_rebuilds that no running '
+    'Rebuild each open BM25 index in open_index_rebuilds that no running '
     'snapshot predates (pg_cron''s exo-open-indexes, every minute); returns how many.';
 
 -- Every minute, as the writer (scheduled by the migrator: sql/005_cron_jobs.sql).

@@ -86,6 +86,7 @@ declare
     day date;
     archive_open boolean;
     keys text[];
+    releases boolean;
 begin
     if question is null then
         perform exo_private.invalid_argument('query must not be null');
@@ -109,17 +110,41 @@ begin
     archive_open := coalesce(search_messages.open_archive,
                              (exo.temporal_signal(question, day) ->> 'opens_archive')::boolean, false);
     keys := exo_private.released_keys(coalesce(bridge, '{}'));
+    -- A search that releases no charged message ranks by the index of the messages charged for
+    -- nothing (chat_messages_bm25_open, || ''), so no statistic it reads (how rare a word is, how
+    -- long a message) and no match that fills its pool is a withheld message's; one that releases
+    -- a subject ranks by the index of every message.
+    releases := keys <> '{}' and exists (
+        select 1 from exo_private.chat_messages m cross join lateral unnest(m.charged_subjects) s (subject)
+        where m.charged_subjects <> '{}' and exo_private.canonical_key(s.subject) = any (keys));
     return query
     with hits as materialized (
-        select m.id, m.conversation_id, m.identity_id, m.sent_at, m.charged_subjects,
-               (m.sent_at at time zone zone)::date as sent_on,
-               -(exo_private.bm25_text(m.body) operator(public.<@>) public.to_bm25query(terms, 'exo_private.chat_messages_bm25')) as score
-        from exo_private.chat_messages m
-        where (m.sent_at is null or m.sent_at <= moment)
-          and exo_private.bm25_text(m.body) operator(public.<@>) public.to_bm25query(terms, 'exo_private.chat_messages_bm25') < 0
-        order by exo_private.bm25_text(m.body) operator(public.<@>) public.to_bm25query(terms, 'exo_private.chat_messages_bm25'),
-                 m.sent_at desc nulls last, m.id desc
-        limit pool
+        (select m.id, m.conversation_id, m.identity_id, m.sent_at, m.charged_subjects,
+                (m.sent_at at time zone zone)::date as sent_on,
+                -((exo_private.bm25_text(m.body) || '') operator(public.<@>)
+                  public.to_bm25query(terms, 'exo_private.chat_messages_bm25_open')) as score
+         from exo_private.chat_messages m
+         where not releases and m.charged_subjects = '{}' and m.charged is not null
+           and (m.sent_at is null or m.sent_at <= moment)
+           and (exo_private.bm25_text(m.body) || '') operator(public.<@>)
+               public.to_bm25query(terms, 'exo_private.chat_messages_bm25_open') < 0
+         order by (exo_private.bm25_text(m.body) || '') operator(public.<@>)
+                  public.to_bm25query(terms, 'exo_private.chat_messages_bm25_open'),
+                  m.sent_at desc nulls last, m.id desc
+         limit pool)
+        union all
+        (select m.id, m.conversation_id, m.identity_id, m.sent_at, m.charged_subjects,
+                (m.sent_at at time zone zone)::date as sent_on,
+                -(exo_private.bm25_text(m.body) operator(public.<@>)
+                  public.to_bm25query(terms, 'exo_private.chat_messages_bm25')) as score
+         from exo_private.chat_messages m
+         where releases and (m.sent_at is null or m.sent_at <= moment)
+           and exo_private.bm25_text(m.body) operator(public.<@>)
+               public.to_bm25query(terms, 'exo_private.chat_messages_bm25') < 0
+         order by exo_private.bm25_text(m.body) operator(public.<@>)
+                  public.to_bm25query(terms, 'exo_private.chat_messages_bm25'),
+                  m.sent_at desc nulls last, m.id desc
+         limit pool)
     ), banded as materialized (
         select h.*, b.band,
                -- most messages are charged for nothing: no call (with its settings) for them
@@ -228,7 +253,8 @@ comment on function exo.search_messages(text, int, text[], boolean, timestamptz)
     'message or the one before or after it) is left out unless bridge names the subject (by name '
     'or alias); one row per such subject with charged messages sent by as_of has only withheld: '
     '{subject, messages (all of them, whatever the question), how}. '
-    'Everything is decided among the best 5 x max_results matches (at least 200). A blank query returns nothing; only its first 1,000 '
+    'Everything is decided among the best 5 x max_results matches (at least 200), by the BM25 '
+    'statistics of the messages charged for nothing unless bridge releases a charged message. A blank query finds no message; only its first 1,000 '
     'characters count. Raises invalid_parameter_value for a null query, max_results outside 1..200, '
     'or a bridge of more than 50 names or a name over 200 characters.';
 

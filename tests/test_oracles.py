@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 import random
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
 from support.db import Database, cloned_database
+from support.deferred import rebuilt_open_indexes
 from support.graph import merge, person, rel
 
 from exocortex.ingest import pipeline
@@ -69,19 +69,6 @@ def _corpus(root: Path, seed: int, secret: list[str]) -> None:
         (root / f"charged{n}.md").write_text(
             _note({"workspace": "personal", "date": "2026-02-02", **front}, body)
         )
-
-
-def rebuilt_open_indexes(db: Database, wait_s: float = 60.0) -> int:
-    """exo_private.rebuild_open_indexes() as pg_cron's exo-open-indexes calls it, a minute on, until
-    it rebuilds: a session older than the charging, of any database on the server (a test that
-    runs beside this one), holds the rebuild back while it runs, as it should."""
-    deadline = time.monotonic() + wait_s
-    with db.connect("exo_writer") as conn:
-        while True:
-            rebuilt = conn.execute("select exo_private.rebuild_open_indexes()").fetchone()[0]
-            if rebuilt or time.monotonic() > deadline:
-                return rebuilt
-            time.sleep(0.2)
 
 
 @pytest.fixture(scope="module", params=[(3, "deferred first"), (17, "deferred after the ingest")], ids=str)

@@ -25,7 +25,7 @@ def fake(conversations, messages, deferred=DEFERRED):
                 {"id": i, "line": line, "charged": charged} for i, line, charged in messages.get(args[0], [])
             ],
         },
-        [marking.UPDATE_MESSAGES],
+        [marking.UPDATE_MESSAGES, marking.FLAG_OPEN_INDEX],
     )
 
 
@@ -48,6 +48,8 @@ def test_a_cue_and_a_name_in_neighbouring_messages_mark_both_and_no_other():
     )  # fmt: skip
     assert marking.run(plpy, True) == 2
     assert written(plpy) == {10: [WALTER], 11: [WALTER]}
+    # marked before for nothing, charged now: the open index still counts them, once flagged
+    assert len(plpy.statements(marking.FLAG_OPEN_INDEX)) == 1
 
 
 def test_a_message_never_marked_is_written_even_without_marks_and_an_unchanged_one_is_not():
@@ -57,6 +59,7 @@ def test_a_message_never_marked_is_written_even_without_marks_and_an_unchanged_o
     )
     assert marking.run(plpy, False) == 2
     assert written(plpy) == {10: [], 12: []}
+    assert plpy.statements(marking.FLAG_OPEN_INDEX) == []
 
 
 def test_marks_that_went_away_are_cleared_and_a_conversation_with_no_change_writes_nothing():
@@ -66,6 +69,7 @@ def test_marks_that_went_away_are_cleared_and_a_conversation_with_no_change_writ
     )
     assert marking.run(plpy, True) == 1
     assert plpy.statements(marking.UPDATE_MESSAGES) == [[[10], ["[]"]]]  # one statement, conversation 1's
+    assert plpy.statements(marking.FLAG_OPEN_INDEX) == []  # a message that is charged no more enters it
 
 
 def test_the_title_of_the_conversation_counts_with_every_message():
@@ -94,3 +98,11 @@ def test_changed_marks_keeps_the_order_of_the_messages():
     rows = [{"id": 3, "charged": None}, {"id": 1, "charged": "[]"}, {"id": 2, "charged": "[]"}]
     ids, values = marking.changed_marks(rows, [[], [], [WALTER]])
     assert (ids, [json.loads(v) for v in values]) == ([3, 2], [[], [WALTER]])
+
+
+def test_a_message_charged_as_it_is_first_marked_flags_nothing():
+    """An import marks its messages in its own transaction: never marked, they were never in the
+    open index (it holds marked messages only)."""
+    plpy = fake([{"id": 1, "title": None}], {1: [(10, "Ana: the funeral of Grandpa", None)]})
+    assert marking.run(plpy, False) == 1
+    assert written(plpy) == {10: [WALTER]} and plpy.statements(marking.FLAG_OPEN_INDEX) == []

@@ -14,6 +14,7 @@ import pytest
 from psycopg.rows import dict_row
 from support.chat import jsonl, msg, run_import
 from support.db import Database, create_database, drop_database
+from support.deferred import rebuilt_open_indexes
 
 from exocortex.ops.migrate import grant_database_privileges
 
@@ -97,13 +98,8 @@ def bodies(rows: list[dict]) -> list[str]:
     return [r["body"] for r in split(rows)[0]]
 
 
-def conversation_id(db: Database, title: str) -> int:
-    with db.connect() as conn:
-        return conn.execute(
-            "select id from exo_private.chat_conversations where title = %s", (title,)
-        ).fetchone()[0]
-
-
+#: The hint of every search as of AS_OF, whatever it asks: the five charged messages of Family.
+HELD = {"subject": WALTER, "messages": 5, "how": HOW}
 ARCHIVE_HOW = (
     "To include them, ask with open_archive => true, or name the time you mean in the question (a year, "
     '"back in 2019", "years ago").'
@@ -157,8 +153,8 @@ def test_every_word_counts_and_none_is_required(chats):
         "The club newsletter came today",
     ]
     assert rows[0]["rank"] > rows[1]["rank"]
-    assert ask(chats, "the and of what") == []  # stop words alone find nothing
-    assert ask(chats, "   ") == []
+    for nothing in ("the and of what", "   "):  # stop words alone find nothing; the hint is the same
+        assert split(ask(chats, nothing)) == ([], [HELD])
 
 
 def test_archival_messages_are_left_out_with_a_last_row_that_says_how_many(chats):
@@ -169,43 +165,49 @@ def test_archival_messages_are_left_out_with_a_last_row_that_says_how_many(chats
         ("I went to the climbing club with Ana on Tuesday", "current"),
         ("The club newsletter came today", "current"),
     ]
-    assert held == [{"band": "archival", "messages": 1, "how": ARCHIVE_HOW}]
+    assert held == [HELD, {"band": "archival", "messages": 1, "how": ARCHIVE_HOW}]
 
     opened = ask(chats, "climbing club", open_archive=True)
-    assert split(opened)[1] == []
+    assert split(opened)[1] == [HELD]
     assert ("The climbing club closed for the summer", "archival") in [(r["body"], r["band"]) for r in opened]
 
     signalled = ask(chats, "the climbing club in 2019")  # a temporal signal opens the archive
-    assert split(signalled)[1] == []
+    assert split(signalled)[1] == [HELD]
     assert "The climbing club closed for the summer" in bodies(signalled)
 
     # A recent message is not archival: shown with the archive closed.
-    assert [r["band"] for r in ask(chats, "Porto")] == ["recent"]
+    assert [r["band"] for r in split(ask(chats, "Porto"))[0]] == ["recent"]
 
 
 def test_the_archive_answers_when_nothing_present_does_unless_kept_closed(chats):
     fallback = ask(chats, "Rome")
-    assert [(r["body"], r["band"]) for r in fallback] == [("Our first trip together was to Rome", "archival")]
+    assert [(r["body"], r["band"]) for r in split(fallback)[0]] == [
+        ("Our first trip together was to Rome", "archival")
+    ]
     closed = ask(chats, "Rome", open_archive=False)
-    assert split(closed) == ([], [{"band": "archival", "messages": 1, "how": ARCHIVE_HOW}])
+    assert split(closed) == ([], [HELD, {"band": "archival", "messages": 1, "how": ARCHIVE_HOW}])
 
 
 def test_a_word_only_archival_messages_hold_opens_the_archive(chats):
     # "summer" is in no present message: the old one answers beside the present club chatter
     rows = ask(chats, "Did the climbing club close for the summer?")
-    assert split(rows)[1] == []
+    assert split(rows)[1] == [HELD]
     assert bodies(rows)[0] == "The climbing club closed for the summer"
     # a word the present uses keeps the archive closed
-    assert split(ask(chats, "climbing club"))[1] == [{"band": "archival", "messages": 1, "how": ARCHIVE_HOW}]
-    # a withheld message's word opens nothing: "flowers" is only in a charged archival message
+    assert split(ask(chats, "climbing club"))[1] == [
+        HELD,
+        {"band": "archival", "messages": 1, "how": ARCHIVE_HOW},
+    ]
+    # a withheld message's word opens nothing, and counts nowhere: "flowers" is only in a charged
+    # archival message
     shown, held = split(ask(chats, "sailing flowers"))
-    assert bodies(shown) == ["Shall we go sailing on Saturday?"]
-    assert {"band": "archival", "messages": 1, "how": ARCHIVE_HOW} in held
+    assert [r["body"] for r in shown] == ["Shall we go sailing on Saturday?"]
+    assert held == [HELD]
 
 
 def test_an_undated_message_has_no_band_and_is_never_left_out_for_its_time(chats):
     for as_of in (AS_OF, datetime(2001, 1, 1, tzinfo=UTC)):
-        rows = ask(chats, "lighthouse", as_of=as_of, open_archive=False)
+        rows = split(ask(chats, "lighthouse", as_of=as_of, open_archive=False))[0]
         assert [(r["body"], r["band"], r["sent_at"]) for r in rows] == [
             ("A note about the lighthouse", None, None)
         ]
@@ -215,23 +217,20 @@ def test_bands_and_results_follow_as_of(chats):
     later = ask(chats, "climbing club", as_of=datetime(2025, 8, 1, tzinfo=UTC))
     assert bodies(later)[0] == "Back at the climbing club tonight"
     then = ask(chats, "climbing club", as_of=datetime(2020, 1, 1, tzinfo=UTC))
-    assert [(r["body"], r["band"]) for r in then] == [("The climbing club closed for the summer", "current")]
+    assert [(r["body"], r["band"]) for r in split(then)[0]] == [
+        ("The climbing club closed for the summer", "current")
+    ]
+    assert split(then)[1] == [{**HELD, "messages": 2}]  # the two charged messages sent by then
 
 
 def test_charged_messages_are_withheld_with_a_hint_whatever_the_band(chats):
-    family = conversation_id(chats, "Family")
-    # Nothing present may be shown, so the archive answers too: both charged messages are hinted.
+    # The hint counts every charged message whatever the question: one that counted the question's
+    # withheld matches would tell which words they hold.
     rows = ask(chats, "When was grandpa in the hospice?")
-    assert split(rows) == ([], [{"subject": WALTER, "conversation": family, "messages": 2, "how": HOW}])
-    # A closed archive counts its matches (charged or not) without naming anything.
+    assert split(rows) == ([], [HELD]) == split(ask(chats, "zzyzx"))
+    # A closed archive counts only its matches that may be shown (here none: the one is charged).
     closed = ask(chats, "hospice", open_archive=False)
-    assert split(closed) == (
-        [],
-        [
-            {"subject": WALTER, "conversation": family, "messages": 1, "how": HOW},
-            {"band": "archival", "messages": 1, "how": ARCHIVE_HOW},
-        ],
-    )
+    assert split(closed) == ([], [HELD])
     # Time and care are separate: a temporal signal opens the archive, not the subject.
     assert split(ask(chats, "hospice back in 2019"))[0] == []
 
@@ -265,7 +264,8 @@ def test_bad_input_is_refused_naming_the_argument(chats, named, message):
 
 def test_the_bm25_index_serves_the_search_of_twenty_thousand_messages(db):
     """The plan of the statement inside exo.search_messages (auto_explain of nested statements):
-    an index scan of chat_messages_bm25, no sequential scan of the messages."""
+    an index scan of chat_messages_bm25_open (a search that releases nothing), no sequential scan
+    of the messages."""
     words = ["harbour", "lantern", "orchard", "kettle", "ferry", "violin", "quarry", "meadow", "trip", "job"]
     with db.connect() as conn:
         conversation = conn.execute(
@@ -276,11 +276,14 @@ def test_the_bm25_index_serves_the_search_of_twenty_thousand_messages(db):
             "insert into exo_private.chat_identities (source, handle) values ('jsonl', 'Ann') returning id"
         ).fetchone()[0]
         with conn.cursor().copy(
-            "copy exo_private.chat_messages (conversation_id, identity_id, dedupe_key, sent_at, body) from stdin"
+            "copy exo_private.chat_messages (conversation_id, identity_id, dedupe_key, sent_at, body, charged) "
+            "from stdin"
         ) as copy:
-            for i in range(20_000):
+            for i in range(20_000):  # marked, as an import leaves them: charged for nothing
                 body = " ".join(words[(i * k) % len(words)] for k in (1, 3, 7, 11)) + f" note{i}"
-                copy.write_row((conversation, identity, f"id:{i}", f"20{18 + i % 8}-03-01T10:00:00Z", body))
+                copy.write_row(
+                    (conversation, identity, f"id:{i}", f"20{18 + i % 8}-03-01T10:00:00Z", body, "[]")
+                )
         conn.execute("analyze exo_private.chat_messages")
         conn.execute("load 'auto_explain'")
         for setting in (
@@ -297,8 +300,39 @@ def test_the_bm25_index_serves_the_search_of_twenty_thousand_messages(db):
         ).fetchall()
     assert len(rows) == 20 and all(r[9] != "archival" for r in rows)
     (plan,) = [p for p in plans if "with hits as materialized" in p]
-    assert "Index Scan using chat_messages_bm25 on chat_messages" in plan, plan
+    assert "Index Scan using chat_messages_bm25_open on chat_messages" in plan, plan
     assert "Seq Scan on chat_messages" not in plan, plan
+
+
+def test_what_a_withheld_message_says_moves_no_rank(db, tmp_path):
+    """An unbridged search ranks by the messages charged for nothing: a charged message full of the
+    question's word, imported charged or charged in place later (its old row out of the open index
+    once rebuilt), moves no rank. Bridged, the search reads every message, and it does."""
+
+    def imported(name: str, records: list[tuple[str, str, str]]) -> None:
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(jsonl(*(msg(name, s, t, at, conversation_title=name) for s, t, at in records)))
+        run_import(db, path, "jsonl")
+
+    def ranks(**named) -> list[tuple[str, float]]:
+        return [(r["body"], r["rank"]) for r in split(ask(db, "lantern", open_archive=True, **named))[0]]
+
+    with db.connect("exo_writer") as conn:
+        conn.execute("select exo_private.defer_subject(%s, array['Grandpa'])", (WALTER,))
+    imported("walk", [("Sam", "We walked to the lantern festival", "2025-06-01T10:00:00Z"),
+                      ("Ana", "The harbour was quiet", "2025-06-01T10:05:00Z")])  # fmt: skip
+    alone = ranks()
+    assert [body for body, _ in alone] == ["We walked to the lantern festival"]
+    imported("notes", [("Sam", "Grandpa's funeral: a lantern, a lantern, a lantern", "2025-06-02T10:00:00Z")])
+    assert ranks() == alone
+    assert ranks(bridge=[WALTER])[1:] != alone  # the charged message read, and its word less rare
+
+    imported("other", [("Ana", "Bello's funeral: lantern after lantern", "2025-06-03T10:00:00Z")])
+    assert ranks() != alone  # nobody deferred: shown, and counted
+    with db.connect("exo_writer") as conn:
+        conn.execute("select exo_private.defer_subject('Bello')")  # charged in place
+    assert rebuilt_open_indexes(db) == 2  # the messages' index and the chat windows' workspace's
+    assert ranks() == alone
 
 
 def test_a_window_that_straddles_as_of_is_cut_at_it_on_every_search_path(db, tmp_path):
