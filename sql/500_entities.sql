@@ -435,11 +435,11 @@ begin
         select k.workspace, count(*) as entities, count(*) filter (where k.documents >= 2) as bridging
         from counted k group by k.workspace
     ), held as (
-        select s.subject, c.workspace, count(*) as entities
-        from candidates c
-        join evidence v on v.entity_id = c.id
-        cross join lateral unnest(v.withheld) s (subject)
-        group by s.subject, c.workspace
+        -- as the graph API's other hints (a count of the entities withheld would tell how many
+        -- names withheld text holds)
+        select h.subject, h.workspace, h.hint
+        from exo_private.subject_hints(
+                 coalesce(workspaces, array(select w.name from exo_private.workspaces w)), bridge) h
     )
     select jsonb_build_object(
         'min_documents', min_documents,
@@ -459,11 +459,7 @@ begin
             select jsonb_object_agg(r.workspace, jsonb_build_object('entities', r.entities, 'bridging', r.bridging)
                                     order by r.workspace)
             from rates r), '{}'),
-        'hints', coalesce((
-            select jsonb_agg(jsonb_build_object('subject', h.subject, 'workspace', h.workspace,
-                                                'entities', h.entities, 'how', exo_private.hint_how(h.subject))
-                             order by h.subject, h.workspace)
-            from held h), '[]'))
+        'hints', coalesce((select jsonb_agg(h.hint order by h.subject, h.workspace) from held h), '[]'))
     into result;
     return result;
 end
@@ -475,8 +471,8 @@ comment on function exo.cross_document_entities(int, text[], int, text[], timest
     'mentioned entities that appear in 2 or more documents (how well the graph links the corpus), '
     'with the counts behind it; hints. workspaces null: all. Care: entities that are deferred '
     'subjects, or seen only in chunks charged for one, and mentions in charged chunks are not '
-    'counted unless bridge names the subject (by name or alias); a hint per subject and workspace '
-    'says how many entities were left out: {subject, workspace, entities, how}. as_of: only the '
+    'counted unless bridge names the subject (by name or alias); hints as exo.dossier''s, one per '
+    'closed subject charged in a workspace asked about: {subject, workspace, chunks, how}. as_of: only the '
     'mentions written by then (the chunk''s day, else the document''s; undated ones left out); null: all.';
 
 -- exo_private.related_to: the body of exo.related.

@@ -648,13 +648,14 @@ def check_cross_document_entities(ask: Asker) -> None:
     w = ask.world
     answer = ask.value("cross_document_entities", min_documents=1, max_results=1000)
     hints = answer.pop("hints")
-    hidden = Counter(e["workspace"] for i, e in w.entities.items() if not w.visible(i))
-    ask.check("cross_document_entities", answer, hints, bool(hidden))
+    # as search_entities's: the charged chunks of each workspace, never how many entities are withheld
+    charged = Counter(c["workspace"] for i, c in w.chunks.items() if not w.chunk_shown(i))
+    ask.check("cross_document_entities", answer, hints, bool(charged))
+    assert {(h["workspace"], h["chunks"]) for h in hints} == set(charged.items())
     documents = {i: len({m["document_id"] for m in w.shown_mentions(i)}) for i in w.entities if w.visible(i)}
     assert {(e["entity_id"], e["documents"]) for e in answer["entities"]} == {
         (i, n) for i, n in documents.items() if n > 0
     }
-    assert {(h["workspace"], h["entities"]) for h in hints} == set(hidden.items())
 
 
 def expected_dossier(w: World, entity_id: int) -> dict:
