@@ -1953,10 +1953,14 @@ CREATE FUNCTION exo.status() RETURNS jsonb
                        order by m.id), '[]')
             from exo_private.embedding_models m),
         'graph', (
+            -- what a reader may see: counts with withheld material in them would move, one
+            -- number a workspace, with the names withheld text holds
             select coalesce(jsonb_object_agg(w.name, jsonb_build_object(
-                       'entities', coalesce(e.n, 0), 'mentions', coalesce(m.n, 0),
-                       'relations', coalesce(r.n, 0)) order by w.name), '{}')
+                       'entities', coalesce(e.n, 0) - cardinality(g.entity_ids),
+                       'mentions', coalesce(m.n, 0) - g.mentions,
+                       'relations', coalesce(r.n, 0) - cardinality(g.relation_ids)) order by w.name), '{}')
             from exo_private.workspaces w
+            cross join lateral exo_private.withheld_graph(w.name, '{}') g
             left join (select x.workspace, count(*) as n from exo_private.entities x
                        group by x.workspace) e on e.workspace = w.name
             left join (select x.workspace, count(*) as n from exo_private.mentions y
@@ -1975,7 +1979,7 @@ ALTER FUNCTION exo.status() OWNER TO exo_api;
 -- Name: FUNCTION status(); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.status() IS 'The state of the whole system as jsonb: documents (total, conversations: how many of them are chat conversations, by_stage), quarantine (documents waiting for a routing decision), unreadable_folders (folders the last ingest could not list, whose documents are kept as they were: total, and the first 20 with source, path, error, since), chunks (total, charged, by_workspace), embeddings (per model: dimensions, vectors, active), graph (per workspace: entities, mentions, relations), deferred_subjects (a count), audit (exo.audit_summary: the newest self-audit run''s findings by reason and the facts'' retirement rate), as_of, and the worker''s side (exo_private.work_status): queues (embed, extract, ocr, events, capsules: depth, pending, in_flight, held_by_dead_workers, failed, dead, oldest_age_s = seconds since the oldest message was queued, workers serving it, done since done_since = the last hour or the current run, rate_per_min, eta_s; dead_letter), work_by_stage, stuck (documents that cannot advance on their own, with a hint) and worker (last_heartbeat, alive, running, dead). Counts only, never text.';
+COMMENT ON FUNCTION exo.status() IS 'The state of the whole system as jsonb: documents (total, conversations: how many of them are chat conversations, by_stage), quarantine (documents waiting for a routing decision), unreadable_folders (folders the last ingest could not list, whose documents are kept as they were: total, and the first 20 with source, path, error, since), chunks (total, charged, by_workspace), embeddings (per model: dimensions, vectors, active), graph (per workspace: entities, mentions, relations, those a reader may see: none that deference withholds unbridged, exo_private.withheld_graph), deferred_subjects (a count), audit (exo.audit_summary: the newest self-audit run''s findings by reason and the facts'' retirement rate), as_of, and the worker''s side (exo_private.work_status): queues (embed, extract, ocr, events, capsules: depth, pending, in_flight, held_by_dead_workers, failed, dead, oldest_age_s = seconds since the oldest message was queued, workers serving it, done since done_since = the last hour or the current run, rate_per_min, eta_s; dead_letter), work_by_stage, stuck (documents that cannot advance on their own, with a hint) and worker (last_heartbeat, alive, running, dead). Counts only, never text.';
 
 --
 -- Name: temporal_signal(text, date); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -26090,72 +26094,23 @@ CREATE FUNCTION exo_private.graph_withheld(ws text, bridge text[]) RETURNS TABLE
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    -- The same rules as exo.dossier. A vertex is withheld when its entity is a closed
-    -- deferred subject (by canonical key) or when every mention of it is withheld; an edge
-    -- when an end is withheld or when its window does not show both ends. Withheld
-    -- mentions lie only in windows that overlap a closed charged chunk, and those are few:
-    -- the work starts from them (exo_private.closed_windows), never from all entities.
-    with closed_keys as materialized (
-        select k.subject, k.key from exo_private.closed_subject_keys(bridge) k
-    ), windows as materialized (
-        select w.id, w.document_id
-        from exo_private.closed_windows(bridge) k
-        join exo_private.extraction_windows w on w.id = k.window_id
-        where w.workspace = ws
-    ), candidates as materialized (
-        -- every entity named in such a window has a mention there (with a chunk or without)
-        select distinct m.entity_id
-        from windows w
-        join exo_private.mentions m on m.document_id = w.document_id and m.window_id = w.id
-    ), ms as materialized (
-        select m.entity_id, m.window_id, m.withheld
-        from exo_private.entity_mentions(array(select c.entity_id from candidates c), bridge) m
-    ), hidden_entities as materialized (
-        select e.id, e.type, k.subject
-        from closed_keys k
-        join exo_private.entities e on e.canonical_key = k.key
-        where e.workspace = ws
-        union
-        select e.id, e.type, s.subject
-        from exo_private.entities e
-        join ms m on m.entity_id = e.id
-        cross join lateral unnest(m.withheld) s(subject)
-        where not exists (select 1 from ms shown where shown.entity_id = e.id and shown.withheld = '{}')
-    ), hidden_relations as materialized (
-        select r.id, r.predicate, h.subject
-        from hidden_entities h join exo_private.relations r on r.subject_id = h.id
-        union
-        select r.id, r.predicate, h.subject
-        from hidden_entities h join exo_private.relations r on r.object_id = h.id
-        union
-        -- the evidence: both ends shown in the relation's own window
-        select r.id, r.predicate, s.subject
-        from candidates c
-        join exo_private.relations r on r.subject_id = c.entity_id
-        join windows w on w.id = r.window_id
-        left join lateral (
-            select u.subject
-            from ms m cross join lateral unnest(m.withheld) u(subject)
-            where m.window_id = r.window_id and m.entity_id in (r.subject_id, r.object_id)
-        ) s on true
-        where not (exists (select 1 from ms a where a.entity_id = r.subject_id and a.window_id = r.window_id
-                                                and a.withheld = '{}')
-                   and exists (select 1 from ms b where b.entity_id = r.object_id and b.window_id = r.window_id
-                                                   and b.withheld = '{}'))
+    with withheld as materialized (
+        select * from exo_private.withheld_graph(ws, bridge)
     ), labels as materialized (
         select l.name::text as name, l.id
         from ag_catalog.ag_label l
         join ag_catalog.ag_graph g on g.graphid = l.graph
         where g.name = exo_private.graph_name(ws)
     )
-    select coalesce((select array_agg(distinct ag_catalog._graphid(l.id, h.id))
-                     from hidden_entities h join labels l on l.name = h.type::text), '{}'),
-           coalesce((select array_agg(distinct ag_catalog._graphid(l.id, h.id))
-                     from hidden_relations h join labels l on l.name = h.predicate), '{}'),
-           coalesce((select array_agg(s.subject order by s.subject)
-                     from (select h.subject from hidden_entities h
-                           union select h.subject from hidden_relations h) s
-                     where s.subject is not null), '{}')
+    select coalesce((select array_agg(ag_catalog._graphid(l.id, e.id))
+                     from withheld w cross join lateral unnest(w.entity_ids) i (id)
+                     join exo_private.entities e on e.id = i.id
+                     join labels l on l.name = e.type::text), '{}'),
+           coalesce((select array_agg(ag_catalog._graphid(l.id, r.id))
+                     from withheld w cross join lateral unnest(w.relation_ids) i (id)
+                     join exo_private.relations r on r.id = i.id
+                     join labels l on l.name = r.predicate), '{}'),
+           (select w.subjects from withheld w)
 $$;
 
 ALTER FUNCTION exo_private.graph_withheld(ws text, bridge text[]) OWNER TO exo_owner;
@@ -26164,7 +26119,7 @@ ALTER FUNCTION exo_private.graph_withheld(ws text, bridge text[]) OWNER TO exo_o
 -- Name: FUNCTION graph_withheld(ws text, bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.graph_withheld(ws text, bridge text[]) IS 'What exo.cypher hides of a workspace''s graph for a bridge: the graphids of vertices whose entity is a closed deferred subject or is seen only in withheld chunks, of edges with such an end or whose window does not show both ends (exo.dossier''s rules), and the subjects that withhold them.';
+COMMENT ON FUNCTION exo_private.graph_withheld(ws text, bridge text[]) IS 'What exo.cypher hides of a workspace''s graph for a bridge: the graphids of the vertices and edges of exo_private.withheld_graph, and the subjects that withhold them.';
 
 --
 -- Name: guard_graph_table(regclass, "char"); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -45824,6 +45779,87 @@ ALTER FUNCTION exo_private.window_withheld(p_window bigint, released text[]) OWN
 COMMENT ON FUNCTION exo_private.window_withheld(p_window bigint, released text[]) IS 'The closed charged subjects of the chunks an extraction window overlaps: what keeps a mention without a chunk out of an answer; empty when it may be shown.';
 
 --
+-- Name: withheld_graph(text, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.withheld_graph(ws text, bridge text[]) RETURNS TABLE(entity_ids bigint[], relation_ids bigint[], mentions bigint, subjects text[])
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- The same rules as exo.dossier. An entity is withheld when it is a closed deferred subject
+    -- (by canonical key) or when every mention of it is withheld; a relation when an end is
+    -- withheld or when its window does not show both ends. Withheld mentions lie only in
+    -- windows that overlap a closed charged chunk, and those are few: the work starts from
+    -- them (exo_private.closed_windows), never from all entities.
+    with closed_keys as materialized (
+        select k.subject, k.key from exo_private.closed_subject_keys(bridge) k
+    ), windows as materialized (
+        select w.id, w.document_id
+        from exo_private.closed_windows(bridge) k
+        join exo_private.extraction_windows w on w.id = k.window_id
+        where w.workspace = ws
+    ), candidates as materialized (
+        -- every entity named in such a window has a mention there (with a chunk or without)
+        select distinct m.entity_id
+        from windows w
+        join exo_private.mentions m on m.document_id = w.document_id and m.window_id = w.id
+    ), ms as materialized (
+        select m.entity_id, m.window_id, m.withheld
+        from exo_private.entity_mentions(array(select c.entity_id from candidates c), bridge) m
+    ), hidden_entities as materialized (
+        select e.id, k.subject
+        from closed_keys k
+        join exo_private.entities e on e.canonical_key = k.key
+        where e.workspace = ws
+        union
+        select e.id, s.subject
+        from exo_private.entities e
+        join ms m on m.entity_id = e.id
+        cross join lateral unnest(m.withheld) s(subject)
+        where not exists (select 1 from ms shown where shown.entity_id = e.id and shown.withheld = '{}')
+    ), hidden_relations as materialized (
+        select r.id, h.subject
+        from hidden_entities h join exo_private.relations r on r.subject_id = h.id
+        union
+        select r.id, h.subject
+        from hidden_entities h join exo_private.relations r on r.object_id = h.id
+        union
+        -- the evidence: both ends shown in the relation's own window
+        select r.id, s.subject
+        from candidates c
+        join exo_private.relations r on r.subject_id = c.entity_id
+        join windows w on w.id = r.window_id
+        left join lateral (
+            select u.subject
+            from ms m cross join lateral unnest(m.withheld) u(subject)
+            where m.window_id = r.window_id and m.entity_id in (r.subject_id, r.object_id)
+        ) s on true
+        where not (exists (select 1 from ms a where a.entity_id = r.subject_id and a.window_id = r.window_id
+                                                and a.withheld = '{}')
+                   and exists (select 1 from ms b where b.entity_id = r.object_id and b.window_id = r.window_id
+                                                   and b.withheld = '{}'))
+    )
+    select coalesce((select array_agg(distinct h.id order by h.id) from hidden_entities h), '{}'),
+           coalesce((select array_agg(distinct h.id order by h.id) from hidden_relations h), '{}'),
+           -- every mention of a withheld entity, and the withheld mentions of the others
+           (select count(*) from exo_private.mentions m where m.entity_id in (select h.id from hidden_entities h))
+           + (select count(*) from ms m
+              where m.withheld <> '{}' and m.entity_id not in (select h.id from hidden_entities h)),
+           coalesce((select array_agg(s.subject order by s.subject)
+                     from (select h.subject from hidden_entities h
+                           union select h.subject from hidden_relations h) s
+                     where s.subject is not null), '{}')
+$$;
+
+ALTER FUNCTION exo_private.withheld_graph(ws text, bridge text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION withheld_graph(ws text, bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.withheld_graph(ws text, bridge text[]) IS 'What a bridge leaves closed of a workspace''s graph (exo.dossier''s rules): the ids of the entities that are a closed deferred subject or are seen only in withheld chunks, of the relations with such an end or whose window does not show both ends, how many mentions are withheld (every one of such an entity, and those in withheld chunks), and the subjects that withhold them.';
+
+--
 -- Name: withholds_windows(text, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -56842,6 +56878,14 @@ GRANT ALL ON FUNCTION exo_private.window_conversation(conversation bigint, works
 REVOKE ALL ON FUNCTION exo_private.window_withheld(p_window bigint, released text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.window_withheld(p_window bigint, released text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.window_withheld(p_window bigint, released text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION withheld_graph(ws text, bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.withheld_graph(ws text, bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.withheld_graph(ws text, bridge text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.withheld_graph(ws text, bridge text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION withholds_windows(p_workspace text, p_released text[]); Type: ACL; Schema: exo_private; Owner: exo_owner

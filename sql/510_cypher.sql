@@ -56,18 +56,19 @@ comment on function exo_private.agtype_jsonb(text) is
     '(their ::vertex, ::edge, ::path suffixes dropped), numerics as numbers; a value JSON cannot '
     'hold (NaN, Infinity) as its text.';
 
--- exo_private.graph_withheld: the vertices and edges of a workspace's graph a bridge leaves closed.
-create or replace function exo_private.graph_withheld(ws text, bridge text[])
-returns table (vertices ag_catalog.graphid[], edges ag_catalog.graphid[], subjects text[])
+-- exo_private.withheld_graph: the entities, relations and mentions of a workspace's graph a bridge
+-- leaves closed.
+create or replace function exo_private.withheld_graph(ws text, bridge text[])
+returns table (entity_ids bigint[], relation_ids bigint[], mentions bigint, subjects text[])
 language sql stable
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-    -- The same rules as exo.dossier. A vertex is withheld when its entity is a closed
-    -- deferred subject (by canonical key) or when every mention of it is withheld; an edge
-    -- when an end is withheld or when its window does not show both ends. Withheld
-    -- mentions lie only in windows that overlap a closed charged chunk, and those are few:
-    -- the work starts from them (exo_private.closed_windows), never from all entities.
+    -- The same rules as exo.dossier. An entity is withheld when it is a closed deferred subject
+    -- (by canonical key) or when every mention of it is withheld; a relation when an end is
+    -- withheld or when its window does not show both ends. Withheld mentions lie only in
+    -- windows that overlap a closed charged chunk, and those are few: the work starts from
+    -- them (exo_private.closed_windows), never from all entities.
     with closed_keys as materialized (
         select k.subject, k.key from exo_private.closed_subject_keys(bridge) k
     ), windows as materialized (
@@ -84,25 +85,25 @@ as $$
         select m.entity_id, m.window_id, m.withheld
         from exo_private.entity_mentions(array(select c.entity_id from candidates c), bridge) m
     ), hidden_entities as materialized (
-        select e.id, e.type, k.subject
+        select e.id, k.subject
         from closed_keys k
         join exo_private.entities e on e.canonical_key = k.key
         where e.workspace = ws
         union
-        select e.id, e.type, s.subject
+        select e.id, s.subject
         from exo_private.entities e
         join ms m on m.entity_id = e.id
         cross join lateral unnest(m.withheld) s(subject)
         where not exists (select 1 from ms shown where shown.entity_id = e.id and shown.withheld = '{}')
     ), hidden_relations as materialized (
-        select r.id, r.predicate, h.subject
+        select r.id, h.subject
         from hidden_entities h join exo_private.relations r on r.subject_id = h.id
         union
-        select r.id, r.predicate, h.subject
+        select r.id, h.subject
         from hidden_entities h join exo_private.relations r on r.object_id = h.id
         union
         -- the evidence: both ends shown in the relation's own window
-        select r.id, r.predicate, s.subject
+        select r.id, s.subject
         from candidates c
         join exo_private.relations r on r.subject_id = c.entity_id
         join windows w on w.id = r.window_id
@@ -115,26 +116,53 @@ as $$
                                                 and a.withheld = '{}')
                    and exists (select 1 from ms b where b.entity_id = r.object_id and b.window_id = r.window_id
                                                    and b.withheld = '{}'))
+    )
+    select coalesce((select array_agg(distinct h.id order by h.id) from hidden_entities h), '{}'),
+           coalesce((select array_agg(distinct h.id order by h.id) from hidden_relations h), '{}'),
+           -- every mention of a withheld entity, and the withheld mentions of the others
+           (select count(*) from exo_private.mentions m where m.entity_id in (select h.id from hidden_entities h))
+           + (select count(*) from ms m
+              where m.withheld <> '{}' and m.entity_id not in (select h.id from hidden_entities h)),
+           coalesce((select array_agg(s.subject order by s.subject)
+                     from (select h.subject from hidden_entities h
+                           union select h.subject from hidden_relations h) s
+                     where s.subject is not null), '{}')
+$$;
+comment on function exo_private.withheld_graph(text, text[]) is
+    'What a bridge leaves closed of a workspace''s graph (exo.dossier''s rules): the ids of the '
+    'entities that are a closed deferred subject or are seen only in withheld chunks, of the '
+    'relations with such an end or whose window does not show both ends, how many mentions are '
+    'withheld (every one of such an entity, and those in withheld chunks), and the subjects that '
+    'withhold them.';
+
+-- exo_private.graph_withheld: the vertices and edges of a workspace's graph a bridge leaves closed.
+create or replace function exo_private.graph_withheld(ws text, bridge text[])
+returns table (vertices ag_catalog.graphid[], edges ag_catalog.graphid[], subjects text[])
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    with withheld as materialized (
+        select * from exo_private.withheld_graph(ws, bridge)
     ), labels as materialized (
         select l.name::text as name, l.id
         from ag_catalog.ag_label l
         join ag_catalog.ag_graph g on g.graphid = l.graph
         where g.name = exo_private.graph_name(ws)
     )
-    select coalesce((select array_agg(distinct ag_catalog._graphid(l.id, h.id))
-                     from hidden_entities h join labels l on l.name = h.type::text), '{}'),
-           coalesce((select array_agg(distinct ag_catalog._graphid(l.id, h.id))
-                     from hidden_relations h join labels l on l.name = h.predicate), '{}'),
-           coalesce((select array_agg(s.subject order by s.subject)
-                     from (select h.subject from hidden_entities h
-                           union select h.subject from hidden_relations h) s
-                     where s.subject is not null), '{}')
+    select coalesce((select array_agg(ag_catalog._graphid(l.id, e.id))
+                     from withheld w cross join lateral unnest(w.entity_ids) i (id)
+                     join exo_private.entities e on e.id = i.id
+                     join labels l on l.name = e.type::text), '{}'),
+           coalesce((select array_agg(ag_catalog._graphid(l.id, r.id))
+                     from withheld w cross join lateral unnest(w.relation_ids) i (id)
+                     join exo_private.relations r on r.id = i.id
+                     join labels l on l.name = r.predicate), '{}'),
+           (select w.subjects from withheld w)
 $$;
 comment on function exo_private.graph_withheld(text, text[]) is
-    'What exo.cypher hides of a workspace''s graph for a bridge: the graphids of vertices whose '
-    'entity is a closed deferred subject or is seen only in withheld chunks, of edges with such '
-    'an end or whose window does not show both ends (exo.dossier''s rules), and the subjects '
-    'that withhold them.';
+    'What exo.cypher hides of a workspace''s graph for a bridge: the graphids of the vertices and '
+    'edges of exo_private.withheld_graph, and the subjects that withhold them.';
 
 -- exo_private.run_cypher: run a checked Cypher query as exo_graph, over what row security shows.
 create or replace function exo_private.run_cypher(graph name, query text, max_rows int)

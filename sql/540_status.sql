@@ -37,10 +37,14 @@ as $$
                        order by m.id), '[]')
             from exo_private.embedding_models m),
         'graph', (
+            -- what a reader may see: counts with withheld material in them would move, one
+            -- number a workspace, with the names withheld text holds
             select coalesce(jsonb_object_agg(w.name, jsonb_build_object(
-                       'entities', coalesce(e.n, 0), 'mentions', coalesce(m.n, 0),
-                       'relations', coalesce(r.n, 0)) order by w.name), '{}')
+                       'entities', coalesce(e.n, 0) - cardinality(g.entity_ids),
+                       'mentions', coalesce(m.n, 0) - g.mentions,
+                       'relations', coalesce(r.n, 0) - cardinality(g.relation_ids)) order by w.name), '{}')
             from exo_private.workspaces w
+            cross join lateral exo_private.withheld_graph(w.name, '{}') g
             left join (select x.workspace, count(*) as n from exo_private.entities x
                        group by x.workspace) e on e.workspace = w.name
             left join (select x.workspace, count(*) as n from exo_private.mentions y
@@ -57,7 +61,8 @@ comment on function exo.status() is
     'chat conversations, by_stage), quarantine (documents '
     'waiting for a routing decision), unreadable_folders (folders the last ingest could not list, '
     'whose documents are kept as they were: total, and the first 20 with source, path, error, since), chunks (total, charged, by_workspace), embeddings (per model: '
-    'dimensions, vectors, active), graph (per workspace: entities, mentions, relations), '
+    'dimensions, vectors, active), graph (per workspace: entities, mentions, relations, those a reader '
+    'may see: none that deference withholds unbridged, exo_private.withheld_graph), '
     'deferred_subjects (a count), audit (exo.audit_summary: the newest self-audit run''s findings by '
     'reason and the facts'' retirement rate), as_of, and the worker''s side (exo_private.work_status): queues '
     '(embed, extract, ocr, events, capsules: depth, pending, in_flight, held_by_dead_workers, failed, dead, '

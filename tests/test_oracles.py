@@ -211,11 +211,13 @@ def test_a_person_known_only_from_withheld_material_changes_no_answer(twins):
     it says of a name nothing gives (the second memory's graph has no such person)."""
     first, second = (_answers(db, HIDDEN_PERSON, []) for db in twins)
     assert first == second
-    crossing = []
+    crossing, graphs = [], []
     for db in twins:
         with db.connect("exo_reader") as conn:
             crossing.append(conn.execute("select exo.cross_document_entities(1)").fetchone()[0])
+            graphs.append(conn.execute("select exo.status() -> 'graph'").fetchone()[0])
     assert crossing[0] == crossing[1] and crossing[0]["hints"]  # no count of the entities withheld
+    assert graphs[0] == graphs[1] and graphs[0]["personal"]["entities"]  # nor in the status
     for db in twins:
         with db.connect("exo_reader") as conn:
             assert _dossier(conn, HIDDEN_PERSON) == {"error": f"entity '{HIDDEN_PERSON}' names no entity"}
