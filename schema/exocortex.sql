@@ -542,6 +542,7 @@ declare
     n int := least(greatest(coalesce(max_rows, 100), 1), 1000);
     row_value text;
     hidden record;
+    held_by text[];
     state text;
     message text;
 begin
@@ -581,14 +582,19 @@ begin
                                                                        then '…' else '' end
                 using errcode = state;
     end;
-    -- The hint does not depend on the query: any answer over this graph was computed
-    -- without what these subjects withhold. Comparing with an unrestricted run would
-    -- answer, one bit per query, whether hidden material matches a pattern.
-    if hidden.subjects <> '{}' then
+    -- The hint depends neither on the query nor on what withheld text says (which subjects'
+    -- material hides a vertex): every closed subject charged in the workspace, as a search's
+    -- hints, and one whose own entity is in its graph, which the owner's list decides.
+    select array_agg(distinct x.subject order by x.subject) into held_by
+    from (select h.subject from exo_private.subject_hints(array[cypher.workspace], bridge) h
+          union
+          select k.subject
+          from exo_private.closed_subject_keys(bridge) k
+          join exo_private.entities e on e.canonical_key = k.key and e.workspace = cypher.workspace) x;
+    if held_by is not null then
         return next jsonb_build_object('exo_withheld', jsonb_build_object(
-            'subjects', pg_catalog.to_jsonb(hidden.subjects),
-            'how', (select string_agg(exo_private.hint_how(s), '; ' order by s)
-                    from unnest(hidden.subjects) s)));
+            'subjects', pg_catalog.to_jsonb(held_by),
+            'how', (select string_agg(exo_private.hint_how(s), '; ' order by s) from unnest(held_by) s)));
     end if;
 end
 $$;
@@ -599,7 +605,7 @@ ALTER FUNCTION exo.cypher(workspace text, query text, max_rows integer, bridge t
 -- Name: FUNCTION cypher(workspace text, query text, max_rows integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.cypher(workspace text, query text, max_rows integer, bridge text[]) IS 'A read-only openCypher query on one workspace''s Apache AGE graph, one jsonb per row: e.g. exo.cypher(''technical'', ''MATCH (p:Person)-[r]->(o:Org) RETURN {person: p.name, rel: type(r), org: o.name}''). Vertices are labelled by entity type (Person, Org, Place, Topic, Date) with properties id (the entity id), name, key, type, is_owner; edges by predicate (WORKS_AT, ...) with properties predicate_raw, document_id. RETURN exactly one value (a map for several); a vertex or edge comes back as {id, label, properties, ...}. At most max_rows rows are read (clamped to 1..1000). Only MATCH, OPTIONAL MATCH, WHERE, WITH, RETURN, ORDER BY, SKIP, LIMIT, UNWIND, UNION and AGE''s read functions (id, type, labels, properties, size, toUpper, count, collect, ...); refused (invalid_parameter_value naming the rule, the token and its position): any write or procedure word (CREATE, MERGE, SET, DELETE, REMOVE, CALL, ...), other or dotted function calls, variable-length relationships (-[*]-), comments, $, ; and :: casts. Care: the query runs over what the caller may see: a deferred subject''s vertex, an entity seen only in withheld chunks, and a relation with such an end or whose only evidence is withheld are left out of the graph it reads unless bridge names the subject; while anything of the graph is left out, a last row {"exo_withheld": {subjects, how}} names the subjects and how to ask.';
+COMMENT ON FUNCTION exo.cypher(workspace text, query text, max_rows integer, bridge text[]) IS 'A read-only openCypher query on one workspace''s Apache AGE graph, one jsonb per row: e.g. exo.cypher(''technical'', ''MATCH (p:Person)-[r]->(o:Org) RETURN {person: p.name, rel: type(r), org: o.name}''). Vertices are labelled by entity type (Person, Org, Place, Topic, Date) with properties id (the entity id), name, key, type, is_owner; edges by predicate (WORKS_AT, ...) with properties predicate_raw, document_id. RETURN exactly one value (a map for several); a vertex or edge comes back as {id, label, properties, ...}. At most max_rows rows are read (clamped to 1..1000). Only MATCH, OPTIONAL MATCH, WHERE, WITH, RETURN, ORDER BY, SKIP, LIMIT, UNWIND, UNION and AGE''s read functions (id, type, labels, properties, size, toUpper, count, collect, ...); refused (invalid_parameter_value naming the rule, the token and its position): any write or procedure word (CREATE, MERGE, SET, DELETE, REMOVE, CALL, ...), other or dotted function calls, variable-length relationships (-[*]-), comments, $, ; and :: casts. Care: the query runs over what the caller may see: a deferred subject''s vertex, an entity seen only in withheld chunks, and a relation with such an end or whose only evidence is withheld are left out of the graph it reads unless bridge names the subject; a last row {"exo_withheld": {subjects, how}}, the same whatever the query, names each subject left closed that is charged in the workspace or is an entity of its graph, and how to ask.';
 
 --
 -- Name: document(text, text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -26090,7 +26096,7 @@ COMMENT ON FUNCTION exo_private.graph_name(workspace text) IS 'The name of a wor
 -- Name: graph_withheld(text, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.graph_withheld(ws text, bridge text[]) RETURNS TABLE(vertices ag_catalog.graphid[], edges ag_catalog.graphid[], subjects text[])
+CREATE FUNCTION exo_private.graph_withheld(ws text, bridge text[]) RETURNS TABLE(vertices ag_catalog.graphid[], edges ag_catalog.graphid[])
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -26109,8 +26115,7 @@ CREATE FUNCTION exo_private.graph_withheld(ws text, bridge text[]) RETURNS TABLE
            coalesce((select array_agg(ag_catalog._graphid(l.id, r.id))
                      from withheld w cross join lateral unnest(w.relation_ids) i (id)
                      join exo_private.relations r on r.id = i.id
-                     join labels l on l.name = r.predicate), '{}'),
-           (select w.subjects from withheld w)
+                     join labels l on l.name = r.predicate), '{}')
 $$;
 
 ALTER FUNCTION exo_private.graph_withheld(ws text, bridge text[]) OWNER TO exo_owner;
@@ -26119,7 +26124,7 @@ ALTER FUNCTION exo_private.graph_withheld(ws text, bridge text[]) OWNER TO exo_o
 -- Name: FUNCTION graph_withheld(ws text, bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.graph_withheld(ws text, bridge text[]) IS 'What exo.cypher hides of a workspace''s graph for a bridge: the graphids of the vertices and edges of exo_private.withheld_graph, and the subjects that withhold them.';
+COMMENT ON FUNCTION exo_private.graph_withheld(ws text, bridge text[]) IS 'What exo.cypher hides of a workspace''s graph for a bridge: the graphids of the vertices and edges of exo_private.withheld_graph.';
 
 --
 -- Name: guard_graph_table(regclass, "char"); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -45782,7 +45787,7 @@ COMMENT ON FUNCTION exo_private.window_withheld(p_window bigint, released text[]
 -- Name: withheld_graph(text, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.withheld_graph(ws text, bridge text[]) RETURNS TABLE(entity_ids bigint[], relation_ids bigint[], mentions bigint, subjects text[])
+CREATE FUNCTION exo_private.withheld_graph(ws text, bridge text[]) RETURNS TABLE(entity_ids bigint[], relation_ids bigint[], mentions bigint)
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -45844,11 +45849,7 @@ CREATE FUNCTION exo_private.withheld_graph(ws text, bridge text[]) RETURNS TABLE
            -- every mention of a withheld entity, and the withheld mentions of the others
            (select count(*) from exo_private.mentions m where m.entity_id in (select h.id from hidden_entities h))
            + (select count(*) from ms m
-              where m.withheld <> '{}' and m.entity_id not in (select h.id from hidden_entities h)),
-           coalesce((select array_agg(s.subject order by s.subject)
-                     from (select h.subject from hidden_entities h
-                           union select h.subject from hidden_relations h) s
-                     where s.subject is not null), '{}')
+              where m.withheld <> '{}' and m.entity_id not in (select h.id from hidden_entities h))
 $$;
 
 ALTER FUNCTION exo_private.withheld_graph(ws text, bridge text[]) OWNER TO exo_owner;
@@ -45857,7 +45858,7 @@ ALTER FUNCTION exo_private.withheld_graph(ws text, bridge text[]) OWNER TO exo_o
 -- Name: FUNCTION withheld_graph(ws text, bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.withheld_graph(ws text, bridge text[]) IS 'What a bridge leaves closed of a workspace''s graph (exo.dossier''s rules): the ids of the entities that are a closed deferred subject or are seen only in withheld chunks, of the relations with such an end or whose window does not show both ends, how many mentions are withheld (every one of such an entity, and those in withheld chunks), and the subjects that withhold them.';
+COMMENT ON FUNCTION exo_private.withheld_graph(ws text, bridge text[]) IS 'What a bridge leaves closed of a workspace''s graph (exo.dossier''s rules): the ids of the entities that are a closed deferred subject or are seen only in withheld chunks, of the relations with such an end or whose window does not show both ends, how many mentions are withheld (every one of such an entity, and those in withheld chunks).';
 
 --
 -- Name: withholds_windows(text, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner

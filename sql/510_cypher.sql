@@ -59,7 +59,7 @@ comment on function exo_private.agtype_jsonb(text) is
 -- exo_private.withheld_graph: the entities, relations and mentions of a workspace's graph a bridge
 -- leaves closed.
 create or replace function exo_private.withheld_graph(ws text, bridge text[])
-returns table (entity_ids bigint[], relation_ids bigint[], mentions bigint, subjects text[])
+returns table (entity_ids bigint[], relation_ids bigint[], mentions bigint)
 language sql stable
 security invoker
 set search_path = exo_private, pg_temp
@@ -122,22 +122,17 @@ as $$
            -- every mention of a withheld entity, and the withheld mentions of the others
            (select count(*) from exo_private.mentions m where m.entity_id in (select h.id from hidden_entities h))
            + (select count(*) from ms m
-              where m.withheld <> '{}' and m.entity_id not in (select h.id from hidden_entities h)),
-           coalesce((select array_agg(s.subject order by s.subject)
-                     from (select h.subject from hidden_entities h
-                           union select h.subject from hidden_relations h) s
-                     where s.subject is not null), '{}')
+              where m.withheld <> '{}' and m.entity_id not in (select h.id from hidden_entities h))
 $$;
 comment on function exo_private.withheld_graph(text, text[]) is
     'What a bridge leaves closed of a workspace''s graph (exo.dossier''s rules): the ids of the '
     'entities that are a closed deferred subject or are seen only in withheld chunks, of the '
     'relations with such an end or whose window does not show both ends, how many mentions are '
-    'withheld (every one of such an entity, and those in withheld chunks), and the subjects that '
-    'withhold them.';
+    'withheld (every one of such an entity, and those in withheld chunks).';
 
 -- exo_private.graph_withheld: the vertices and edges of a workspace's graph a bridge leaves closed.
 create or replace function exo_private.graph_withheld(ws text, bridge text[])
-returns table (vertices ag_catalog.graphid[], edges ag_catalog.graphid[], subjects text[])
+returns table (vertices ag_catalog.graphid[], edges ag_catalog.graphid[])
 language sql stable
 security invoker
 set search_path = exo_private, pg_temp
@@ -157,12 +152,11 @@ as $$
            coalesce((select array_agg(ag_catalog._graphid(l.id, r.id))
                      from withheld w cross join lateral unnest(w.relation_ids) i (id)
                      join exo_private.relations r on r.id = i.id
-                     join labels l on l.name = r.predicate), '{}'),
-           (select w.subjects from withheld w)
+                     join labels l on l.name = r.predicate), '{}')
 $$;
 comment on function exo_private.graph_withheld(text, text[]) is
     'What exo.cypher hides of a workspace''s graph for a bridge: the graphids of the vertices and '
-    'edges of exo_private.withheld_graph, and the subjects that withhold them.';
+    'edges of exo_private.withheld_graph.';
 
 -- exo_private.run_cypher: run a checked Cypher query as exo_graph, over what row security shows.
 create or replace function exo_private.run_cypher(graph name, query text, max_rows int)
@@ -203,6 +197,7 @@ declare
     n int := least(greatest(coalesce(max_rows, 100), 1), 1000);
     row_value text;
     hidden record;
+    held_by text[];
     state text;
     message text;
 begin
@@ -242,14 +237,19 @@ begin
                                                                        then '…' else '' end
                 using errcode = state;
     end;
-    -- The hint does not depend on the query: any answer over this graph was computed
-    -- without what these subjects withhold. Comparing with an unrestricted run would
-    -- answer, one bit per query, whether hidden material matches a pattern.
-    if hidden.subjects <> '{}' then
+    -- The hint depends neither on the query nor on what withheld text says (which subjects'
+    -- material hides a vertex): every closed subject charged in the workspace, as a search's
+    -- hints, and one whose own entity is in its graph, which the owner's list decides.
+    select array_agg(distinct x.subject order by x.subject) into held_by
+    from (select h.subject from exo_private.subject_hints(array[cypher.workspace], bridge) h
+          union
+          select k.subject
+          from exo_private.closed_subject_keys(bridge) k
+          join exo_private.entities e on e.canonical_key = k.key and e.workspace = cypher.workspace) x;
+    if held_by is not null then
         return next jsonb_build_object('exo_withheld', jsonb_build_object(
-            'subjects', pg_catalog.to_jsonb(hidden.subjects),
-            'how', (select string_agg(exo_private.hint_how(s), '; ' order by s)
-                    from unnest(hidden.subjects) s)));
+            'subjects', pg_catalog.to_jsonb(held_by),
+            'how', (select string_agg(exo_private.hint_how(s), '; ' order by s) from unnest(held_by) s)));
     end if;
 end
 $$;
@@ -268,5 +268,6 @@ comment on function exo.cypher(text, text, int, text[]) is
     'comments, $, ; and :: casts. Care: the query runs over what the caller may see: a deferred '
     'subject''s vertex, an entity seen only in withheld chunks, and a relation with such an end '
     'or whose only evidence is withheld are left out of the graph it reads unless bridge names '
-    'the subject; while anything of the graph is left out, a last row {"exo_withheld": '
-    '{subjects, how}} names the subjects and how to ask.';
+    'the subject; a last row {"exo_withheld": {subjects, how}}, the same whatever the query, names '
+    'each subject left closed that is charged in the workspace or is an entity of its graph, and '
+    'how to ask.';

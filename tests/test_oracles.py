@@ -216,8 +216,19 @@ def test_a_person_known_only_from_withheld_material_changes_no_answer(twins):
         with db.connect("exo_reader") as conn:
             crossing.append(conn.execute("select exo.cross_document_entities(1)").fetchone()[0])
             graphs.append(conn.execute("select exo.status() -> 'graph'").fetchone()[0])
+            graphs.append(
+                [
+                    r[0]
+                    for query in (
+                        "MATCH (n) RETURN n.name",
+                        "MATCH (a)-[r]-(b) RETURN [a.name, type(r), b.name]",
+                    )
+                    for r in conn.execute("select * from exo.cypher('personal', %s)", (query,)).fetchall()
+                ]
+            )
     assert crossing[0] == crossing[1] and crossing[0]["hints"]  # no count of the entities withheld
-    assert graphs[0] == graphs[1] and graphs[0]["personal"]["entities"]  # nor in the status
+    # nor in the status, nor in the graph Cypher reads and its hint
+    assert graphs[:2] == graphs[2:] and graphs[0]["personal"]["entities"] and graphs[1][-1]["exo_withheld"]
     for db in twins:
         with db.connect("exo_reader") as conn:
             assert _dossier(conn, HIDDEN_PERSON) == {"error": f"entity '{HIDDEN_PERSON}' names no entity"}
