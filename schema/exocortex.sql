@@ -493,8 +493,7 @@ begin
         -- as the graph API's other hints (a count of the entities withheld would tell how many
         -- names withheld text holds)
         select h.subject, h.workspace, h.hint
-        from exo_private.subject_hints(
-                 coalesce(workspaces, array(select w.name from exo_private.workspaces w)), bridge) h
+        from exo_private.subject_hints(workspaces, bridge) h
     )
     select jsonb_build_object(
         'min_documents', min_documents,
@@ -622,6 +621,7 @@ declare
     doc exo_private.documents;
     held_back text[];
     keys text[] := exo_private.released_keys(bridge);
+    charged_by_subject jsonb;
     result jsonb;
 begin
     if wanted is null or wanted = '' then
@@ -661,6 +661,14 @@ begin
             'name one by its id or by a longer path');
     end if;
     select * into doc from exo_private.documents d where d.id = doc_ids[1];
+    -- the document's chunks charged for each subject the bridge leaves closed: what its hints
+    -- count (what the marks decide, never which entities withheld text names)
+    select coalesce(jsonb_object_agg(x.subject, x.chunks), '{}') into charged_by_subject
+    from (select s.subject, count(*) as chunks
+          from exo_private.chunks c
+          cross join lateral unnest(exo_private.unreleased(c.charged_subjects, keys)) s (subject)
+          where c.workspace = doc.workspace and c.document_id = doc.id and c.charged_subjects <> '{}'
+          group by s.subject) x;
     select k.withheld into held_back from exo_private.closed_documents(array[doc.id], bridge) k;
     if held_back is not null then
         -- A charged document: that it exists, never its title, path or what it says.
@@ -670,9 +678,7 @@ begin
             'hints', (
                 select jsonb_agg(jsonb_build_object(
                            'subject', s.subject, 'workspace', doc.workspace,
-                           'chunks', (select count(*) from exo_private.chunks c
-                                      where c.workspace = doc.workspace and c.document_id = doc.id
-                                        and c.charged_subjects @> array[s.subject]),
+                           'chunks', coalesce((charged_by_subject ->> s.subject)::bigint, 0),
                            'how', exo_private.hint_how(s.subject))
                            order by s.subject)
                 from unnest(held_back) s (subject)));
@@ -699,19 +705,12 @@ begin
         select m.entity_id, m.name, m.type, count(*) as mentions
         from ms m where m.itself is null and m.withheld = '{}'
         group by m.entity_id, m.name, m.type
-    ), charged as (
-        select s.subject, count(*) as chunks
-        from exo_private.chunks c
-        cross join lateral unnest(exo_private.unreleased(c.charged_subjects, keys)) s (subject)
-        where c.workspace = doc.workspace and c.document_id = doc.id and c.charged_subjects <> '{}'
-        group by s.subject
     ), held as (
-        -- per closed subject, the document's chunks charged for it (what the marks decide, never
-        -- which entities withheld text names), and each one its open text names
-        select coalesce(c.subject, n.subject) as subject, coalesce(c.chunks, 0) as chunks
-        from charged c
+        -- per closed subject, the document's chunks charged for it, and each one its open text names
+        select coalesce(c.key, n.subject) as subject, coalesce(c.value::bigint, 0) as chunks
+        from jsonb_each_text(charged_by_subject) c
         full join (select distinct m.itself as subject from ms m where m.itself is not null and m.withheld = '{}') n
-          on n.subject = c.subject
+          on n.subject = c.key
     )
     select jsonb_build_object(
         'document_id', doc.id,
@@ -25766,8 +25765,7 @@ begin
         -- Whatever the name asked (a row that came when the name met an entity known only from
         -- withheld material would tell, one guess a call, which names that material holds)
         select h.subject, h.workspace, h.hint
-        from exo_private.subject_hints(
-                 coalesce(p_workspaces, array(select w.name from exo_private.workspaces w)), p_bridge) h
+        from exo_private.subject_hints(p_workspaces, p_bridge) h
     )
     select x.id, x.workspace, x.type, x.name, x.mentions, x.documents, x.hint
     from (
@@ -44448,7 +44446,8 @@ CREATE FUNCTION exo_private.subject_hints(p_workspaces text[], bridge text[], p_
     with released as materialized (
         select exo_private.released_keys(bridge) as keys
     ), charged as (
-        select t.subject, t.workspace, t.n from exo_private.charged_counts(p_workspaces) t
+        select t.subject, t.workspace, t.n
+        from exo_private.charged_counts(coalesce(p_workspaces, array(select w.name from exo_private.workspaces w))) t
     ), wanted as (
         select c.subject, c.workspace from charged c
         union
@@ -44469,7 +44468,7 @@ ALTER FUNCTION exo_private.subject_hints(p_workspaces text[], bridge text[], p_n
 -- Name: FUNCTION subject_hints(p_workspaces text[], bridge text[], p_named text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.subject_hints(p_workspaces text[], bridge text[], p_named text[]) IS 'The hints of exo.dossier, related, timeline and search_entities: per subject the bridge leaves closed and workspace of p_workspaces, where the subject has charged chunks or is one of p_named, {subject, workspace, chunks (charged there, whatever is asked), how}.';
+COMMENT ON FUNCTION exo_private.subject_hints(p_workspaces text[], bridge text[], p_named text[]) IS 'The hints of exo.dossier, related, timeline and search_entities: per subject the bridge leaves closed and workspace of p_workspaces (null: all), where the subject has charged chunks or is one of p_named, {subject, workspace, chunks (charged there, whatever is asked), how}.';
 
 --
 -- Name: take_source_charges(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner

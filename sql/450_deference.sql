@@ -252,7 +252,8 @@ as $$
     with released as materialized (
         select exo_private.released_keys(bridge) as keys
     ), charged as (
-        select t.subject, t.workspace, t.n from exo_private.charged_counts(p_workspaces) t
+        select t.subject, t.workspace, t.n
+        from exo_private.charged_counts(coalesce(p_workspaces, array(select w.name from exo_private.workspaces w))) t
     ), wanted as (
         select c.subject, c.workspace from charged c
         union
@@ -268,7 +269,7 @@ as $$
 $$;
 comment on function exo_private.subject_hints(text[], text[], text[]) is
     'The hints of exo.dossier, related, timeline and search_entities: per subject the bridge leaves '
-    'closed and workspace of p_workspaces, where the subject has charged chunks or is one of '
+    'closed and workspace of p_workspaces (null: all), where the subject has charged chunks or is one of '
     'p_named, {subject, workspace, chunks (charged there, whatever is asked), how}.';
 
 -- exo_private.tally_charges: a chunk written keeps exo_private.charged_tallies.

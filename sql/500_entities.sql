@@ -306,8 +306,7 @@ begin
         -- Whatever the name asked (a row that came when the name met an entity known only from
         -- withheld material would tell, one guess a call, which names that material holds)
         select h.subject, h.workspace, h.hint
-        from exo_private.subject_hints(
-                 coalesce(p_workspaces, array(select w.name from exo_private.workspaces w)), p_bridge) h
+        from exo_private.subject_hints(p_workspaces, p_bridge) h
     )
     select x.id, x.workspace, x.type, x.name, x.mentions, x.documents, x.hint
     from (
@@ -438,8 +437,7 @@ begin
         -- as the graph API's other hints (a count of the entities withheld would tell how many
         -- names withheld text holds)
         select h.subject, h.workspace, h.hint
-        from exo_private.subject_hints(
-                 coalesce(workspaces, array(select w.name from exo_private.workspaces w)), bridge) h
+        from exo_private.subject_hints(workspaces, bridge) h
     )
     select jsonb_build_object(
         'min_documents', min_documents,

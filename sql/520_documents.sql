@@ -33,6 +33,7 @@ declare
     doc exo_private.documents;
     held_back text[];
     keys text[] := exo_private.released_keys(bridge);
+    charged_by_subject jsonb;
     result jsonb;
 begin
     if wanted is null or wanted = '' then
@@ -72,6 +73,14 @@ begin
             'name one by its id or by a longer path');
     end if;
     select * into doc from exo_private.documents d where d.id = doc_ids[1];
+    -- the document's chunks charged for each subject the bridge leaves closed: what its hints
+    -- count (what the marks decide, never which entities withheld text names)
+    select coalesce(jsonb_object_agg(x.subject, x.chunks), '{}') into charged_by_subject
+    from (select s.subject, count(*) as chunks
+          from exo_private.chunks c
+          cross join lateral unnest(exo_private.unreleased(c.charged_subjects, keys)) s (subject)
+          where c.workspace = doc.workspace and c.document_id = doc.id and c.charged_subjects <> '{}'
+          group by s.subject) x;
     select k.withheld into held_back from exo_private.closed_documents(array[doc.id], bridge) k;
     if held_back is not null then
         -- A charged document: that it exists, never its title, path or what it says.
@@ -81,9 +90,7 @@ begin
             'hints', (
                 select jsonb_agg(jsonb_build_object(
                            'subject', s.subject, 'workspace', doc.workspace,
-                           'chunks', (select count(*) from exo_private.chunks c
-                                      where c.workspace = doc.workspace and c.document_id = doc.id
-                                        and c.charged_subjects @> array[s.subject]),
+                           'chunks', coalesce((charged_by_subject ->> s.subject)::bigint, 0),
                            'how', exo_private.hint_how(s.subject))
                            order by s.subject)
                 from unnest(held_back) s (subject)));
@@ -110,19 +117,12 @@ begin
         select m.entity_id, m.name, m.type, count(*) as mentions
         from ms m where m.itself is null and m.withheld = '{}'
         group by m.entity_id, m.name, m.type
-    ), charged as (
-        select s.subject, count(*) as chunks
-        from exo_private.chunks c
-        cross join lateral unnest(exo_private.unreleased(c.charged_subjects, keys)) s (subject)
-        where c.workspace = doc.workspace and c.document_id = doc.id and c.charged_subjects <> '{}'
-        group by s.subject
     ), held as (
-        -- per closed subject, the document's chunks charged for it (what the marks decide, never
-        -- which entities withheld text names), and each one its open text names
-        select coalesce(c.subject, n.subject) as subject, coalesce(c.chunks, 0) as chunks
-        from charged c
+        -- per closed subject, the document's chunks charged for it, and each one its open text names
+        select coalesce(c.key, n.subject) as subject, coalesce(c.value::bigint, 0) as chunks
+        from jsonb_each_text(charged_by_subject) c
         full join (select distinct m.itself as subject from ms m where m.itself is not null and m.withheld = '{}') n
-          on n.subject = c.subject
+          on n.subject = c.key
     )
     select jsonb_build_object(
         'document_id', doc.id,
