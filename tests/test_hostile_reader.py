@@ -84,6 +84,11 @@ where c.relkind in ('r', 'S', 'm')
 order by 1
 """
 
+# The exo roles every database shares, and the login roles of this database's own profiles.
+THIS_DATABASES_ROLES = (
+    "rolname like 'exo\\_%' and rolname not like 'exo\\_user\\_%'"
+    " or rolname in (select exo_private.profile_role(name) from exo_private.kb_profiles)"
+)
 CATALOG_STATE = [
     # objects anyone could have created, and every privilege and owner
     "select count(*), sum(hashtext(oid::regclass::text || relowner || coalesce(relacl::text, '')))"
@@ -93,13 +98,13 @@ CATALOG_STATE = [
     " from pg_catalog.pg_proc",
     "select count(*), sum(hashtext(nspname || nspowner || coalesce(nspacl::text, ''))) from pg_catalog.pg_namespace",
     "select count(*) from pg_catalog.pg_largeobject_metadata",
-    # the cluster-wide catalogs: this database's row and the exo roles only (other tests
-    # create and drop databases)
+    # the cluster-wide catalogs: this database's row and the roles of this database only (other
+    # tests create and drop databases, and add profiles, whose login roles are cluster-wide)
     "select count(*), sum(hashtext(coalesce(setconfig::text, ''))) from pg_catalog.pg_db_role_setting"
     " where setdatabase = (select oid from pg_catalog.pg_database where datname = current_database())"
-    " or setdatabase = 0 and setrole in (select oid from pg_catalog.pg_roles where rolname like 'exo\\_%')",
+    f" or setdatabase = 0 and setrole in (select oid from pg_catalog.pg_roles where {THIS_DATABASES_ROLES})",
     "select count(*), sum(hashtext(rolname || rolconnlimit || rolcanlogin || rolsuper || coalesce(rolconfig::text, '')))"
-    " from pg_catalog.pg_roles where rolname like 'exo\\_%'",
+    f" from pg_catalog.pg_roles where {THIS_DATABASES_ROLES}",
     "select datname || coalesce(datacl::text, '') from pg_catalog.pg_database where datname = current_database()",
     "select count(*) from pg_catalog.pg_policy",
     "select count(*) from pg_catalog.pg_trigger",
