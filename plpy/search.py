@@ -22,6 +22,7 @@ MAX_NGRAM = 6
 MAX_IDENTIFIERS = 8
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
+_POSSESSIVE_END = re.compile(r"['\u2019]s$")
 _QUOTED = re.compile(r"\"([^\"]{3,100})\"")
 _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
@@ -87,9 +88,12 @@ def _key_runs(tokens, max_n, keep):
 
 def ngram_keys(query, max_n=MAX_NGRAM):
     """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
-    or a title can only match one of these)."""
+    or a title can only match one of these); a run that ends in a possessive also without it
+    ("Olga Oyelaran's daughter" names Olga Oyelaran; "McDonald's" stays too)."""
     tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
-    return _key_runs(tokens, max_n, lambda key: True)
+    keys = _key_runs(tokens, max_n, lambda key: True)
+    owners = (canonical_key(_POSSESSIVE_END.sub("", key)) for key in keys if _POSSESSIVE_END.search(key))
+    return keys + [key for key in dict.fromkeys(owners) if key and key not in keys]
 
 
 def written_names(query):

@@ -4264,6 +4264,7 @@ MAX_NGRAM = 6
 MAX_IDENTIFIERS = 8
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
+_POSSESSIVE_END = re.compile(r"['\u2019]s$")
 _QUOTED = re.compile(r"\"([^\"]{3,100})\"")
 _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
@@ -4322,9 +4323,12 @@ def _key_runs(tokens, max_n, keep):
 
 def ngram_keys(query, max_n=MAX_NGRAM):
     """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
-    or a title can only match one of these)."""
+    or a title can only match one of these); a run that ends in a possessive also without it
+    ("Olga Oyelaran's daughter" names Olga Oyelaran; "McDonald's" stays too)."""
     tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
-    return _key_runs(tokens, max_n, lambda key: True)
+    keys = _key_runs(tokens, max_n, lambda key: True)
+    owners = (canonical_key(_POSSESSIVE_END.sub("", key)) for key in keys if _POSSESSIVE_END.search(key))
+    return keys + [key for key in dict.fromkeys(owners) if key and key not in keys]
 
 def written_names(query):
     """The words a question writes as names, casefolded: capitalised after its first word, not all
@@ -7169,6 +7173,7 @@ MAX_NGRAM = 6
 MAX_IDENTIFIERS = 8
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
+_POSSESSIVE_END = re.compile(r"['\u2019]s$")
 _QUOTED = re.compile(r"\"([^\"]{3,100})\"")
 _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
@@ -7227,9 +7232,12 @@ def _key_runs(tokens, max_n, keep):
 
 def ngram_keys(query, max_n=MAX_NGRAM):
     """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
-    or a title can only match one of these)."""
+    or a title can only match one of these); a run that ends in a possessive also without it
+    ("Olga Oyelaran's daughter" names Olga Oyelaran; "McDonald's" stays too)."""
     tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
-    return _key_runs(tokens, max_n, lambda key: True)
+    keys = _key_runs(tokens, max_n, lambda key: True)
+    owners = (canonical_key(_POSSESSIVE_END.sub("", key)) for key in keys if _POSSESSIVE_END.search(key))
+    return keys + [key for key in dict.fromkeys(owners) if key and key not in keys]
 
 def written_names(query):
     """The words a question writes as names, casefolded: capitalised after its first word, not all
@@ -9409,6 +9417,7 @@ MAX_NGRAM = 6
 MAX_IDENTIFIERS = 8
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
+_POSSESSIVE_END = re.compile(r"['\u2019]s$")
 _QUOTED = re.compile(r"\"([^\"]{3,100})\"")
 _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
@@ -9467,9 +9476,12 @@ def _key_runs(tokens, max_n, keep):
 
 def ngram_keys(query, max_n=MAX_NGRAM):
     """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
-    or a title can only match one of these)."""
+    or a title can only match one of these); a run that ends in a possessive also without it
+    ("Olga Oyelaran's daughter" names Olga Oyelaran; "McDonald's" stays too)."""
     tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
-    return _key_runs(tokens, max_n, lambda key: True)
+    keys = _key_runs(tokens, max_n, lambda key: True)
+    owners = (canonical_key(_POSSESSIVE_END.sub("", key)) for key in keys if _POSSESSIVE_END.search(key))
+    return keys + [key for key in dict.fromkeys(owners) if key and key not in keys]
 
 def written_names(query):
     """The words a question writes as names, casefolded: capitalised after its first word, not all
@@ -11615,6 +11627,7 @@ MAX_NGRAM = 6
 MAX_IDENTIFIERS = 8
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
+_POSSESSIVE_END = re.compile(r"['\u2019]s$")
 _QUOTED = re.compile(r"\"([^\"]{3,100})\"")
 _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
@@ -11673,9 +11686,12 @@ def _key_runs(tokens, max_n, keep):
 
 def ngram_keys(query, max_n=MAX_NGRAM):
     """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
-    or a title can only match one of these)."""
+    or a title can only match one of these); a run that ends in a possessive also without it
+    ("Olga Oyelaran's daughter" names Olga Oyelaran; "McDonald's" stays too)."""
     tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
-    return _key_runs(tokens, max_n, lambda key: True)
+    keys = _key_runs(tokens, max_n, lambda key: True)
+    owners = (canonical_key(_POSSESSIVE_END.sub("", key)) for key in keys if _POSSESSIVE_END.search(key))
+    return keys + [key for key in dict.fromkeys(owners) if key and key not in keys]
 
 def written_names(query):
     """The words a question writes as names, casefolded: capitalised after its first word, not all
@@ -14225,6 +14241,7 @@ MAX_NGRAM = 6
 MAX_IDENTIFIERS = 8
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
+_POSSESSIVE_END = re.compile(r"['\u2019]s$")
 _QUOTED = re.compile(r"\"([^\"]{3,100})\"")
 _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
@@ -14283,9 +14300,12 @@ def _key_runs(tokens, max_n, keep):
 
 def ngram_keys(query, max_n=MAX_NGRAM):
     """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
-    or a title can only match one of these)."""
+    or a title can only match one of these); a run that ends in a possessive also without it
+    ("Olga Oyelaran's daughter" names Olga Oyelaran; "McDonald's" stays too)."""
     tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
-    return _key_runs(tokens, max_n, lambda key: True)
+    keys = _key_runs(tokens, max_n, lambda key: True)
+    owners = (canonical_key(_POSSESSIVE_END.sub("", key)) for key in keys if _POSSESSIVE_END.search(key))
+    return keys + [key for key in dict.fromkeys(owners) if key and key not in keys]
 
 def written_names(query):
     """The words a question writes as names, casefolded: capitalised after its first word, not all
@@ -16646,6 +16666,7 @@ MAX_NGRAM = 6
 MAX_IDENTIFIERS = 8
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
+_POSSESSIVE_END = re.compile(r"['\u2019]s$")
 _QUOTED = re.compile(r"\"([^\"]{3,100})\"")
 _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
@@ -16704,9 +16725,12 @@ def _key_runs(tokens, max_n, keep):
 
 def ngram_keys(query, max_n=MAX_NGRAM):
     """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
-    or a title can only match one of these)."""
+    or a title can only match one of these); a run that ends in a possessive also without it
+    ("Olga Oyelaran's daughter" names Olga Oyelaran; "McDonald's" stays too)."""
     tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
-    return _key_runs(tokens, max_n, lambda key: True)
+    keys = _key_runs(tokens, max_n, lambda key: True)
+    owners = (canonical_key(_POSSESSIVE_END.sub("", key)) for key in keys if _POSSESSIVE_END.search(key))
+    return keys + [key for key in dict.fromkeys(owners) if key and key not in keys]
 
 def written_names(query):
     """The words a question writes as names, casefolded: capitalised after its first word, not all
@@ -35420,6 +35444,7 @@ MAX_NGRAM = 6
 MAX_IDENTIFIERS = 8
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
+_POSSESSIVE_END = re.compile(r"['\u2019]s$")
 _QUOTED = re.compile(r"\"([^\"]{3,100})\"")
 _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
@@ -35478,9 +35503,12 @@ def _key_runs(tokens, max_n, keep):
 
 def ngram_keys(query, max_n=MAX_NGRAM):
     """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
-    or a title can only match one of these)."""
+    or a title can only match one of these); a run that ends in a possessive also without it
+    ("Olga Oyelaran's daughter" names Olga Oyelaran; "McDonald's" stays too)."""
     tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
-    return _key_runs(tokens, max_n, lambda key: True)
+    keys = _key_runs(tokens, max_n, lambda key: True)
+    owners = (canonical_key(_POSSESSIVE_END.sub("", key)) for key in keys if _POSSESSIVE_END.search(key))
+    return keys + [key for key in dict.fromkeys(owners) if key and key not in keys]
 
 def written_names(query):
     """The words a question writes as names, casefolded: capitalised after its first word, not all
@@ -37542,6 +37570,7 @@ MAX_NGRAM = 6
 MAX_IDENTIFIERS = 8
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
+_POSSESSIVE_END = re.compile(r"['\u2019]s$")
 _QUOTED = re.compile(r"\"([^\"]{3,100})\"")
 _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
@@ -37600,9 +37629,12 @@ def _key_runs(tokens, max_n, keep):
 
 def ngram_keys(query, max_n=MAX_NGRAM):
     """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
-    or a title can only match one of these)."""
+    or a title can only match one of these); a run that ends in a possessive also without it
+    ("Olga Oyelaran's daughter" names Olga Oyelaran; "McDonald's" stays too)."""
     tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
-    return _key_runs(tokens, max_n, lambda key: True)
+    keys = _key_runs(tokens, max_n, lambda key: True)
+    owners = (canonical_key(_POSSESSIVE_END.sub("", key)) for key in keys if _POSSESSIVE_END.search(key))
+    return keys + [key for key in dict.fromkeys(owners) if key and key not in keys]
 
 def written_names(query):
     """The words a question writes as names, casefolded: capitalised after its first word, not all
@@ -41050,10 +41082,27 @@ QUESTION_WORDS = {
     **dict.fromkeys(("member", "members", "belong", "belongs"), (("MEMBER_OF",),)),
     **dict.fromkeys(("runs", "run", "operates", "maintains"), (("RUNS",),)),
     **dict.fromkeys(("works", "work", "employer", "employs", "employed"), (("WORKS_AT",),)),
-    **dict.fromkeys(("live", "lives", "living"), (("LIVES_IN",),)),
+    **dict.fromkeys(("live", "lives", "living", "based", "reside", "resides"), (("LIVES_IN",),)),
 }
-MAX_HOPS = 3
+MAX_HOPS = 4
 _QUESTION_WORD = re.compile(r"[a-z]+(?:-in-law)?")
+# the possessive mark after a name or a relation noun
+_POSSESSIVE = re.compile(r"['\u2019]s?(?=\s)")
+_NOUN_WORDS = 3  # a possessive's noun is one of the three words after it ("X's two younger brothers")
+
+def possessive_chain(text, end):
+    """[(start, hops)] of the relation nouns of the possessive chain at `end` (just after a name:
+    "X's husband's sister" gives husband, then sister; "X's younger brother" brother), in order;
+    it stops at a possessive whose next words ask for no relation."""
+    chain = []
+    while m := _POSSESSIVE.match(text, end):
+        words = list(_QUESTION_WORD.finditer(text, m.end()))[:_NOUN_WORDS]
+        noun = next((w for w in words if w.group() in QUESTION_WORDS), None)
+        if noun is None:
+            break
+        chain.append((noun.start(), QUESTION_WORDS[noun.group()]))
+        end = noun.end()
+    return chain
 
 def predicate_family(predicate):
     """(family, reversed) of an upper snake case predicate, or None when no family's word is
@@ -41075,11 +41124,14 @@ def family_pattern(families):
 def relation_path(question, anchors):
     """The hops a question asks for from the entity it names: a list of tuples of families (at
     most MAX_HOPS), empty when it asks for no relation. `anchors` are the names of the entities
-    it names; the first found in the text is where the path starts. Relation words before it
-    are taken nearest first ("the manager of the team that runs X": RUNS, then MANAGES), then
-    those after it in order ("where does the sister of X live": SIBLING_OF, then LIVES_IN);
-    a word asking for the hop the previous one ended with adds only its other hops ("which
-    company does the sister of X work for": one WORKS_AT hop)."""
+    it names; the first found in the text is where the path starts. English binds a possessive to
+    its name before an "of" phrase: the relation nouns of the chain of possessives right after it
+    come first, in order ("the wife of X's brother": SIBLING_OF, then SPOUSE_OF); then the words
+    before it, nearest first ("the manager of the team that runs X": RUNS, then MANAGES; "which
+    company employs X's daughter": PARENT_OF, then WORKS_AT), then the others after it in order
+    ("where does the sister of X live": SIBLING_OF, then LIVES_IN). A word asking for the hop the
+    previous one ended with adds only its other hops ("which company does the sister of X work
+    for": one WORKS_AT hop)."""
     text = (question or "").lower()
     start = end = len(text)
     for name in anchors:
@@ -41087,14 +41139,16 @@ def relation_path(question, anchors):
         if at >= 0 and name:
             start, end = at, at + len(name)
             break
+    chain = possessive_chain(text, end)
+    taken = {at for at, _ in chain}
     before, after = [], []
     for m in _QUESTION_WORD.finditer(text):
         hops = QUESTION_WORDS.get(m.group())
-        if hops is None or (m.start() < end and m.end() > start):
+        if hops is None or (m.start() < end and m.end() > start) or m.start() in taken:
             continue
         (before if m.end() <= start else after).append((m.start(), hops))
     path = []
-    for _, hops in sorted(before, key=lambda x: -x[0]) + after:
+    for _, hops in chain + sorted(before, key=lambda x: -x[0]) + after:
         if path and path[-1] == hops[0]:
             hops = hops[1:]
         path.extend(hops)

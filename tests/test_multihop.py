@@ -33,6 +33,22 @@ from exocortex.plpy.relation_paths import answer_ways, family_pattern, predicate
         ("What did Orla Vend say about the weather?", "Orla Vend", []),
         # A relation word inside the name the question gives is part of the name.
         ("Who is the manager of Lead Systems?", "Lead Systems", [("MANAGES",)]),
+        # A possessive binds to its name first, whatever stands before the name.
+        ("Who is the wife of Tam Vend's brother?", "Tam Vend", [("SIBLING_OF",), ("SPOUSE_OF",)]),
+        ("Which company employs Orla Vend's daughter?", "Orla Vend", [("PARENT_OF",), ("WORKS_AT",)]),
+        (
+            "Where does the husband of Orla Vend’s younger sister live?",
+            "Orla Vend",
+            [("SIBLING_OF",), ("SPOUSE_OF",), ("LIVES_IN",)],
+        ),
+        # four hops: a possessive chain, then the "of" phrase, then the verb
+        (
+            "Who does the father of Tam Vend's wife's brother work for?",
+            "Tam Vend",
+            [("SPOUSE_OF",), ("SIBLING_OF",), ("PARENT_OF",), ("WORKS_AT",)],
+        ),
+        # a possessive of something that is no relation ends the chain
+        ("Where is Orla Vend's car?", "Orla Vend", []),
     ],
 )
 def test_relation_words_give_the_hops_nearest_the_named_entity_first(question, anchor, path):
@@ -165,6 +181,20 @@ def test_the_path_stage_follows_a_typed_two_hop_path_and_cites_each_hop(db, fami
     # Both hops' chunks are in the packet, and nothing of the path not taken.
     assert "Pim Quell" in packet["text"] and "mother of Tam Vend" in packet["text"]
     assert "Suki Marr" not in packet["text"] and "Dex Harl" not in packet["text"]
+
+
+@pytest.mark.parametrize(
+    "question", ["Who is Orla Vend's daughter-in-law?", "Who is the wife of Orla Vend\u2019s son?"]
+)
+def test_a_possessive_names_the_entity_and_its_chain_comes_first(db, family, question):
+    configure(db, retrieval__stages=["path"])
+    with db.connect("exo_reader") as conn:
+        found, rows = _report_and_rows(conn, question)
+    assert found["recognised"]["entities"] == {"personal": ["Orla Vend"]}
+    walk = found["paths"]["personal"]
+    assert walk["hops"] == [["PARENT_OF"], ["SPOUSE_OF"]]
+    assert [[r["object"] for r in way] for way in walk["ways"]] == [["Tam Vend", "Pim Quell"]]
+    assert {r["chunk_id"] for r in rows} == {family["parent"].chunks[0], family["spouse"].chunks[0]}
 
 
 def test_the_packet_states_the_walk_before_its_evidence_at_any_budget(db, family):

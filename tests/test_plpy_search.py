@@ -139,6 +139,13 @@ def test_ngram_keys_are_canonical_runs_of_tokens():
     assert search.ngram_keys(None) == []
 
 
+def test_a_run_ending_in_a_possessive_also_names_its_owner():
+    keys = search.ngram_keys("Which company employs Olga Oyelaran\u2019s daughter, or Ravi's?")
+    assert "olga oyelaran" in keys and "ravi" in keys
+    assert "olga oyelaran\u2019s" in keys  # a name that ends so ("McDonald's") is still found
+    assert "oyelaran\u2019s daughter" in keys and "oyelaran daughter" not in keys  # only at a run's end
+
+
 @FAST
 @given(st.lists(st.sampled_from(["Jane", "doe", "db-prod-03", "(x)", "--", "Ünïcode,", "a"]), max_size=12))
 def test_ngram_keys_are_distinct_canonical_and_bounded(tokens):
