@@ -88,6 +88,23 @@ QUESTION_WORDS = {
     **dict.fromkeys(("works", "work", "employer", "employs", "employed"), (("WORKS_AT",),)),
     **dict.fromkeys(("live", "lives", "living", "based", "reside", "resides"), (("LIVES_IN",),)),
 }
+# The end of a parent-and-child relation a kinship word names, hop by hop: the parent (the
+# relation's subject, as PARENT_OF states it) or the child (its object); None: either end, as
+# every other family's words ("the mother of X" is X's parent, never X's child).
+_UP, _DOWN = "subject", "object"
+WORD_ENDS = {
+    **dict.fromkeys(("mother", "father", "parent", "parents", "mum", "dad"), (_UP,)),
+    **dict.fromkeys(("son", "daughter", "child", "children", "kids"), (_DOWN,)),
+    **dict.fromkeys(("grandmother", "grandfather", "grandparent", "grandparents"), (_UP, _UP)),
+    **dict.fromkeys(("grandson", "granddaughter", "grandchild", "grandchildren"), (_DOWN, _DOWN)),
+    **dict.fromkeys(("mother-in-law", "father-in-law", "parent-in-law", "parents-in-law"), (None, _UP)),
+    **dict.fromkeys(("daughter-in-law", "son-in-law", "child-in-law", "children-in-law"), (_DOWN, None)),
+    **dict.fromkeys(("aunt", "uncle"), (_UP, None)),
+    **dict.fromkeys(("niece", "nephew"), (None, _DOWN)),
+}
+# Families whose words name a person: the same word twice is two hops ("the mother of the mother
+# of X"), where a verb and a noun of another family may name one ("the employer X works for").
+_RELATIVES = frozenset({"PARENT_OF", "SIBLING_OF", "SPOUSE_OF", "FRIEND_OF"})
 MAX_HOPS = 4
 _QUESTION_WORD = re.compile(r"[a-z]+(?:-in-law)?")
 # the possessive mark after a name or a relation noun
@@ -96,7 +113,7 @@ _NOUN_WORDS = 3  # a possessive's noun is one of the three words after it ("X's 
 
 
 def possessive_chain(text, end):
-    """[(start, hops)] of the relation nouns of the possessive chain at `end` (just after a name:
+    """[(start, word)] of the relation nouns of the possessive chain at `end` (just after a name:
     "X's husband's sister" gives husband, then sister; "X's younger brother" brother), in order;
     it stops at a possessive whose next words ask for no relation."""
     chain = []
@@ -105,7 +122,7 @@ def possessive_chain(text, end):
         noun = next((w for w in words if w.group() in QUESTION_WORDS), None)
         if noun is None:
             break
-        chain.append((noun.start(), QUESTION_WORDS[noun.group()]))
+        chain.append((noun.start(), noun.group()))
         end = noun.end()
     return chain
 
@@ -129,17 +146,17 @@ def family_pattern(families):
     return "(^|_)(" + "|".join(words) + ")(_|$)"
 
 
-def relation_path(question, anchors):
-    """The hops a question asks for from the entity it names: a list of tuples of families (at
-    most MAX_HOPS), empty when it asks for no relation. `anchors` are the names of the entities
-    it names; the first found in the text is where the path starts. English binds a possessive to
-    its name before an "of" phrase: the relation nouns of the chain of possessives right after it
-    come first, in order ("the wife of X's brother": SIBLING_OF, then SPOUSE_OF); then the words
-    before it, nearest first ("the manager of the team that runs X": RUNS, then MANAGES; "which
-    company employs X's daughter": PARENT_OF, then WORKS_AT), then the others after it in order
-    ("where does the sister of X live": SIBLING_OF, then LIVES_IN). A word asking for the hop the
-    previous one ended with adds only its other hops ("which company does the sister of X work
-    for": one WORKS_AT hop)."""
+def relation_steps(question, anchors):
+    """The hops a question asks for from the entity it names: a list of (families, end) (at most
+    MAX_HOPS; end as WORD_ENDS), empty when it asks for no relation. `anchors` are the names of
+    the entities it names; the first found in the text is where the path starts. English binds a
+    possessive to its name before an "of" phrase: the relation nouns of the chain of possessives
+    right after it come first, in order ("the wife of X's brother": SIBLING_OF, then SPOUSE_OF);
+    then the words before it, nearest first ("the manager of the team that runs X": RUNS, then
+    MANAGES; "which company employs X's daughter": PARENT_OF, then WORKS_AT), then the others
+    after it in order ("where does the sister of X live": SIBLING_OF, then LIVES_IN). Another
+    word asking for the hop of another family the previous one ended with adds only its other
+    hops ("who is the employer X works for": one WORKS_AT hop)."""
     text = (question or "").lower()
     start = end = len(text)
     for name in anchors:
@@ -151,33 +168,61 @@ def relation_path(question, anchors):
     taken = {at for at, _ in chain}
     before, after = [], []
     for m in _QUESTION_WORD.finditer(text):
-        hops = QUESTION_WORDS.get(m.group())
-        if hops is None or (m.start() < end and m.end() > start) or m.start() in taken:
+        if m.group() not in QUESTION_WORDS or (m.start() < end and m.end() > start) or m.start() in taken:
             continue
-        (before if m.end() <= start else after).append((m.start(), hops))
-    path = []
-    for _, hops in chain + sorted(before, key=lambda x: -x[0]) + after:
-        if path and path[-1] == hops[0]:
-            hops = hops[1:]
-        path.extend(hops)
+        (before if m.end() <= start else after).append((m.start(), m.group()))
+    path, last = [], None
+    for _, word in chain + sorted(before, key=lambda x: -x[0]) + after:
+        hops = QUESTION_WORDS[word]
+        steps = list(zip(hops, WORD_ENDS.get(word, (None,) * len(hops)), strict=True))
+        if path and path[-1][0] == hops[0] and word != last and not _RELATIVES & set(hops[0]):
+            steps = steps[1:]
+        path.extend(steps)
+        last = word
     return path[:MAX_HOPS]
 
 
-def answer_ways(walked, hops, anchors, limit=20):
+def relation_path(question, anchors):
+    """The families of relation_steps' hops, in order."""
+    return [families for families, _ in relation_steps(question, anchors)]
+
+
+def goes_to(subject, predicate, obj, to, end):
+    """Whether a relation (subject, predicate, object), walked to `to`, reaches the end a hop asks
+    for (WORD_ENDS: the parent, the child, or None: either): the parent of PARENT_OF is its
+    subject, of a predicate stating it the other way round (DAUGHTER_OF, HAS_MOTHER) its object
+    (predicate_family)."""
+    if end is None:
+        return True
+    family = predicate_family(predicate)
+    if family is None:
+        return True
+    parent = obj if family[1] else subject
+    return (to == parent) == (end == _UP)
+
+
+def answer_ways(walked, hops, anchors, limit=20, ends=None):
     """The ways a typed walk reached an answer, at most `limit`: lists of relations (subject,
     predicate, object, the end it reached), one a hop, the first from an anchor (a name the
     question names), each from where the one before ended (the last one's end: the answer). `walked`: [the hops that walked it, subject, predicate,
     object] lists as the path stage's rows state them; `hops`: the path's length. Level by level,
     as the walk goes: the k-th relation of a way ends at a name first reached at hop k, so a way
     never returns to a name it passed or that is nearer ("the sister of my sister" is no
-    sister-in-law), and a branch that led nowhere is no way."""
+    sister-in-law), and a branch that led nowhere is no way. `ends`: the end each hop asks for
+    (relation_steps; goes_to), so "the mother of the mother of X" is no way to X's grandchild."""
+    ends = list(ends or [None] * hops)
     at = {}
     for walked_at, subject, predicate, obj in walked:
         for hop in walked_at:
             at.setdefault(hop, set()).add((subject, predicate, obj))
     depth = dict.fromkeys(anchors, 0)
     for hop in range(1, hops + 1):
-        reached = {b for s, _, o in at.get(hop, ()) for a, b in ((s, o), (o, s)) if depth.get(a) == hop - 1}
+        reached = {
+            b
+            for s, p, o in at.get(hop, ())
+            for a, b in ((s, o), (o, s))
+            if depth.get(a) == hop - 1 and goes_to(s, p, o, b, ends[hop - 1])
+        }
         depth.update((name, hop) for name in reached if name not in depth)
     ways = [([], anchor) for anchor in dict.fromkeys(anchors)]
     for hop in range(1, hops + 1):
@@ -186,6 +231,6 @@ def answer_ways(walked, hops, anchors, limit=20):
             for way, end in ways
             for r in sorted(at.get(hop, ()))
             for a, b in ((r[0], r[2]), (r[2], r[0]))
-            if a == end and depth.get(b) == hop
+            if a == end and depth.get(b) == hop and goes_to(*r, b, ends[hop - 1])
         ]
     return [way for way, _ in ways][:limit]

@@ -12,7 +12,7 @@ import json
 import time
 
 from query_analysis import elapsed_ms
-from relation_paths import SYMMETRIC, answer_ways, family_pattern, predicate_family, relation_path
+from relation_paths import SYMMETRIC, answer_ways, family_pattern, predicate_family, relation_steps
 from search import (
     ALL_BANDS,
     COMMON_WORD_CHUNKS,
@@ -223,20 +223,27 @@ class StageSearch:
         if not entities:
             return [], "no entity of this workspace's graph named in the query"
         names = [e["name"] for e in entities]
-        path = relation_path(self.q.text, names)
-        if not path:
+        steps = relation_steps(self.q.text, names)
+        if not steps:
             return [], "no relation asked for in the query"
         values = {
             "entity_ids": [e["id"] for e in entities],
-            "hop_patterns": [family_pattern(hop) for hop in path],
+            "hop_patterns": [family_pattern(families) for families, _ in steps],
             "per_node": self.settings["retrieval.graph"]["per_node"],
         }
         rows = self.run_stage("path", ws, bands, values)
+        ways = self.walk_ways(rows, [end for _, end in steps], names)
         self.report.setdefault("paths", {})[ws] = {
-            "hops": [list(hop) for hop in path],
+            "hops": [list(families) for families, _ in steps],
             "found": len(rows),
-            "ways": self.walk_ways(rows, len(path), names),
+            "ways": ways,
         }
+        if ways:
+            # The walk goes both ways along every relation; where some way reaches the end each
+            # hop asks for ("the mother of the mother of X": never X's grandchild), only the
+            # chunks stating its relations are evidence.
+            on_way = {c for way in ways for r in way for c in r["chunks"]}
+            rows = [r for r in rows if r["chunk_id"] in on_way]
         # The last hop's evidence holds the answer (retrieval.rank_weights.match.path); the
         # hops that lead to it are evidence of the way there.
         return [
@@ -458,8 +465,9 @@ class StageSearch:
         wanted = {w[:5] for w in words}
         return any(wanted <= stems(searched_text(d)) for d in self.fetch_details(hits))
 
-    def walk_ways(self, rows, hops, anchors):
-        """The ways a typed walk from `anchors` reached an answer (relation_paths.answer_ways),
+    def walk_ways(self, rows, ends, anchors):
+        """The ways a typed walk from `anchors` reached an answer (relation_paths.answer_ways;
+        `ends`: the end each hop asks for, relation_steps'),
         each a list of relations {subject, predicate, object, reached: the end the way went to,
         chunks: the path rows' chunks that state it}, a symmetric one said from the end the way
         came from; none with a relation that names a subject deference withholds (its chunk may
@@ -484,7 +492,7 @@ class StageSearch:
 
         return [
             [said(*r) for r in way]
-            for way in answer_ways(walked, hops, anchors)
+            for way in answer_ways(walked, len(ends), anchors, ends=ends)
             if not any(
                 withheld(named_subjects(s, deferred) + named_subjects(o, deferred)) for s, _, o, _ in way
             )

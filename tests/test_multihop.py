@@ -13,7 +13,13 @@ from support.deferred import defer_walter
 from support.graph import add_document, merge, org, person, rel
 
 from exocortex.eval import people_corpus
-from exocortex.plpy.relation_paths import answer_ways, family_pattern, predicate_family, relation_path
+from exocortex.plpy.relation_paths import (
+    answer_ways,
+    family_pattern,
+    predicate_family,
+    relation_path,
+    relation_steps,
+)
 
 # -- relation words and predicate families ----------------------------------------------------
 
@@ -53,6 +59,39 @@ from exocortex.plpy.relation_paths import answer_ways, family_pattern, predicate
 )
 def test_relation_words_give_the_hops_nearest_the_named_entity_first(question, anchor, path):
     assert relation_path(question, [anchor]) == path
+
+
+@pytest.mark.parametrize(
+    ("question", "steps"),
+    [
+        # the same kinship word twice is two hops, each to the parent
+        ("Who is the mother of the mother of Tam Vend?", [(("PARENT_OF",), "subject")] * 2),
+        ("Who is Tam Vend's grandson?", [(("PARENT_OF",), "object")] * 2),
+        ("Who is the aunt of Tam Vend?", [(("PARENT_OF",), "subject"), (("SIBLING_OF",), None)]),
+        # a noun and a verb of one relation are one hop
+        ("Who is the employer Tam Vend works for?", [(("WORKS_AT",), None)]),
+    ],
+)
+def test_a_kinship_word_names_the_end_of_its_hop(question, steps):
+    assert relation_steps(question, ["Tam Vend"]) == steps
+
+
+def test_a_way_reaches_the_end_each_hop_asks_for():
+    walked = [
+        [[1], "Ada", "PARENT_OF", "Bo"],  # Bo's mother
+        [[1], "Bo", "PARENT_OF", "Cy"],  # Bo's child
+        [[2], "Zoe", "MOTHER_OF", "Ada"],  # Ada's mother
+        [[2], "Cy", "HAS_DAUGHTER", "Di"],  # Cy's daughter, stated the other way round
+        [[2], "Cy", "SON_OF", "Bo"],
+    ]
+    up, down = "subject", "object"
+    assert answer_ways(walked, 2, ["Bo"], ends=[up, up]) == [
+        [("Ada", "PARENT_OF", "Bo", "Ada"), ("Zoe", "MOTHER_OF", "Ada", "Zoe")]
+    ]
+    assert answer_ways(walked, 2, ["Bo"], ends=[down, down]) == [
+        [("Bo", "PARENT_OF", "Cy", "Cy"), ("Cy", "HAS_DAUGHTER", "Di", "Di")]
+    ]
+    assert len(answer_ways(walked, 2, ["Bo"])) == 2  # no ends asked: both
 
 
 @pytest.mark.parametrize(
