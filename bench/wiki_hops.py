@@ -47,14 +47,14 @@ from tests.support.models import free_ports
 
 OWNER = "Sam Reader"
 APP = "exo-bench-wiki-hops"
-KINDS = ("parent", "sibling", "spouse", "friend", "work", "residence")
-PREDICATES = {
-    "PARENT_OF": "parent",
-    "SIBLING_OF": "sibling",
-    "SPOUSE_OF": "spouse",
-    "FRIEND_OF": "friend",
-    "WORKS_AT": "work",
-    "LIVES_IN": "residence",
+# the predicate each kind of people_wiki's phrasings states
+PREDICATE_OF = {
+    "parent": "PARENT_OF",
+    "sibling": "SIBLING_OF",
+    "spouse": "SPOUSE_OF",
+    "friend": "FRIEND_OF",
+    "work": "WORKS_AT",
+    "residence": "LIVES_IN",
 }
 TRADES = ["architect", "teacher", "nurse", "carpenter", "economist", "pilot", "chemist", "librarian"]
 
@@ -168,7 +168,7 @@ def make_world(rng: random.Random, families: int) -> World:
 def statements(world: World) -> list[tuple[str, str, str, wiki.Person]]:
     """(kind, subject, object, the page's person) of every relation once, on one of its ends'
     pages (work and residence on their person's)."""
-    rng_order = []
+    stated = []
     seen = set()
     for p in world.people:
         rows = [("parent", p.full, k.full) for k in world.children[p.full]]
@@ -179,9 +179,9 @@ def statements(world: World) -> list[tuple[str, str, str, wiki.Person]]:
             k = (kind, *sorted((a, b))) if kind != "parent" else (kind, a, b)
             if k not in seen:
                 seen.add(k)
-                rng_order.append((kind, a, b))
-        rng_order += [("work", p.full, world.employer[p.full]), ("residence", p.full, world.city[p.full])]
-    return rng_order
+                stated.append((kind, a, b))
+        stated += [("work", p.full, world.employer[p.full]), ("residence", p.full, world.city[p.full])]
+    return stated
 
 
 def state(rng: random.Random, world: World, kind: str, a: str, b: str, page_of: wiki.Person) -> wiki.Item:
@@ -206,8 +206,7 @@ def state(rng: random.Random, world: World, kind: str, a: str, b: str, page_of: 
         except Unfit:
             continue
         keys = [wiki.key(*full_names(t, world)) for t in item.truth]
-        wanted = wiki.key({"parent": "PARENT_OF", "sibling": "SIBLING_OF", "spouse": "SPOUSE_OF",
-                           "friend": "FRIEND_OF", "work": "WORKS_AT", "residence": "LIVES_IN"}[kind], a, b)  # fmt: skip
+        wanted = wiki.key(PREDICATE_OF[kind], a, b)
         if wanted in keys and all(k in truth for k in keys):
             item.phrasing = name
             return item
