@@ -229,8 +229,8 @@ analyze;
 
 
 def explain_at_scale(cfg: config.Config, n: int) -> str:
-    """The path stage's plan (explain analyze, buffers) for "the daughter-in-law of" a
-    person, on a synthetic graph of n people (4 relations each, the owner a hub of n)."""
+    """The path stage's plans (explain analyze, buffers) for "the daughter-in-law of" a person and
+    for "the mother-in-law of the daughter-in-law of" (four hops), on a synthetic graph of n people (4 relations each, the owner a hub of n)."""
     with (
         scratch_database(cfg, "bench_multihop_explain") as db,
         connect(admin_url(cfg, db), "exo-bench-multihop", autocommit=True) as admin,
@@ -241,20 +241,24 @@ def explain_at_scale(cfg: config.Config, n: int) -> str:
             if statement.strip():
                 admin.execute(statement, {"n": n, "gen": gen})
         query = admin.execute("select exo_private.stage_sql('path', 'personal')").fetchone()[0]
-        admin.execute(f"prepare typed_path (bigint[], text[], date, int, text[], int) as {query}")
-        call = "execute typed_path (array[%s]::bigint[], %s::text[], current_date, 30, %s::text[], 50)"
+        # the stage's parameters in exo_private.stage_parameters' order: entity_ids, bands, as_of,
+        # row_limit, released (none), hop_patterns, per_node
+        admin.execute(f"prepare typed_path (bigint[], text[], date, int, text[], text[], int) as {query}")
+        call = "execute typed_path (array[%s]::bigint[], %s::text[], current_date, 30, '{}', %s::text[], 50)"
         cursor = psycopg.ClientCursor(admin)  # EXECUTE takes no bound parameters: the client binds them
         plans = []
         # A person of four relations, then the owner: a hub of n relations, none of them asked for.
+        # Two hops, and four (the walk's most).
         for key in ("e1000", "e1"):
             start = admin.execute(
                 "select id from exo_private.entities where canonical_key = %s", (key,)
             ).fetchone()[0]
-            hops = [family_pattern(hop) for hop in relation_path(f"the daughter-in-law of {key}", [key])]
-            args = (start, ["current", "recent"], hops)
-            cursor.execute(call, args)  # warm
-            cursor.execute("explain (analyze, buffers, costs off) " + call, args)
-            plans.append(f"-- from {key}\n" + "\n".join(r[0] for r in cursor))
+            for asked in ("the daughter-in-law of", "the mother-in-law of the daughter-in-law of"):
+                hops = [family_pattern(hop) for hop in relation_path(f"{asked} {key}", [key])]
+                args = (start, ["current", "recent"], hops)
+                cursor.execute(call, args)  # warm
+                cursor.execute("explain (analyze, buffers, costs off) " + call, args)
+                plans.append(f"-- {asked} {key}\n" + "\n".join(r[0] for r in cursor))
         # What the worker's pattern pass reads of a window besides its text (once per window).
         window = admin.execute("select max(id) from exo_private.extraction_windows").fetchone()[0]
         cursor.execute("explain (analyze, buffers, costs off) " + queries.WINDOW_AUTHORS, (gen, window))
