@@ -161,6 +161,23 @@ def test_ner_labels_reject_a_name_of_another_type():
     assert find("Dana Reyes moved to Twelve Oaks.", None, {})[0]["object"] == "Twelve Oaks"
 
 
+def test_a_first_name_of_the_windows_people_is_a_person_whatever_a_label_calls_it():
+    text = "Fenirrow Quywick's wife is Braeskel Quywick. Braeskel has 2 kids with Fenirrow."
+    text += " Their names are Ulo Quywick and Fena Quywick."
+    labels = {"fenirrow quywick": "Person", "fenirrow": "Org", "braeskel quywick": "Person"}
+    parents = {(r["subject"], r["object"]) for r in find(text, None, labels) if r["predicate"] == "PARENT_OF"}
+    assert parents == {(p, k) for p in ("Braeskel", "Fenirrow") for k in ("Ulo Quywick", "Fena Quywick")}
+    # the first word of a name the labels call an organisation is no person's
+    assert (
+        find(
+            "Kestrel Labs hired Ana Lind. Kestrel has 2 kids with Ana.",
+            None,
+            {"kestrel labs": "Org", "kestrel": "Org"},
+        )
+        == []
+    )
+
+
 def test_known_types_type_the_ends_the_pass_adds():
     result = Extraction()
     known = {"drolith labs": "Org", "brask": "Number"}

@@ -619,6 +619,15 @@ class PatternPass:
         self.labels = labels
         self.found: list[dict] = []
         self.seen: set[tuple[str, str, str]] = set()
+        # The first word of a full name the window writes that the labels call no other thing is
+        # a person's first name where it stands alone, whatever the labels call it there: the
+        # recogniser often calls an unfamiliar one an organisation ("Braeskel has 3 kids with
+        # Fenirrow" beside "Fenirrow Quywick's wife is Braeskel Quywick").
+        self.given_names = {
+            name_key(name.split()[0])
+            for name in full_names(text)
+            if (labels or {}).get(name_key(name), "Person") == "Person"
+        }
         # A one-word subject of a work or residence pattern ("Upstream moved to Apache 2") must be
         # a known person or the first name of a full name the window writes.
         self.first_names = {name_key(name.split()[0]) for name in full_names(text)}
@@ -632,10 +641,12 @@ class PatternPass:
         self.last: dict = {}  # what a sentence left for the next one to name: relative, children, newcomers
 
     def person(self, span: str | None) -> str | None:
-        """The name span holds, unless the NER labels call it something other than a person or topic."""
+        """The name span holds, unless the NER labels call it something other than a person or
+        topic and it is no first name of the window's people (given_names)."""
         name = clean_name(span) if span else None
-        if name and self.labels and self.labels.get(name_key(name), "Person") not in ("Person", "Topic"):
-            return None
+        key = name_key(name) if name else None
+        if name and self.labels and self.labels.get(key, "Person") not in ("Person", "Topic"):
+            return name if key in self.given_names else None
         return name
 
     def worker(self, span: str | None) -> str | None:
