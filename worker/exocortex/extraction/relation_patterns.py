@@ -623,14 +623,15 @@ class PatternPass:
         # a person's first name where it stands alone, whatever the labels call it there: the
         # recogniser often calls an unfamiliar one an organisation ("Braeskel has 3 kids with
         # Fenirrow" beside "Fenirrow Quywick's wife is Braeskel Quywick").
+        written = full_names(text)
         self.given_names = {
             name_key(name.split()[0])
-            for name in full_names(text)
+            for name in written
             if (labels or {}).get(name_key(name), "Person") == "Person"
         }
         # A one-word subject of a work or residence pattern ("Upstream moved to Apache 2") must be
         # a known person or the first name of a full name the window writes.
-        self.first_names = {name_key(name.split()[0]) for name in full_names(text)}
+        self.first_names = {name_key(name.split()[0]) for name in written}
         self.first_names |= {k for k, v in (labels or {}).items() if v == "Person"}
         self.senders = _senders(text)
         self.couple: tuple[str, str] | None = None
