@@ -33237,10 +33237,12 @@ begin
         select r.index_name, r.charged_by from exo_private.open_index_rebuilds r
         where pg_catalog.pg_xact_status(r.charged_by) is distinct from 'in progress'
           -- a snapshot older than the charging, or a transaction begun before it (its xid holds
-          -- the old row as long as a snapshot does, and it has none between two statements)
+          -- the old row as long as a snapshot does, and it has none between two statements); this
+          -- session's own too: its snapshot counts the transactions of every database that ran
+          -- when it was taken, and one of them older than the charging may have ended since
           and not exists (select 1 from pg_catalog.pg_stat_activity a
                           cross join lateral (values (a.backend_xmin), (a.backend_xid)) h (xid)
-                          where a.pid <> pg_catalog.pg_backend_pid() and h.xid is not null
+                          where h.xid is not null
                             and pg_catalog.age(h.xid) >= pg_catalog.age(pg_catalog.xid(r.charged_by)))
         order by r.index_name
         for update of r skip locked

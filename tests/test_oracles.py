@@ -334,3 +334,21 @@ def test_the_open_index_is_rebuilt_once_no_older_snapshot_runs(cfg, db, tmp_path
     assert rebuilt_open_indexes(db) == 1
     with db.connect("exo_writer") as conn:
         assert conn.execute("select count(*) from exo_private.open_index_rebuilds").fetchone() == (0,)
+
+
+def test_the_open_index_is_not_rebuilt_under_a_snapshot_of_its_own_older_than_the_charging(cfg, db, tmp_path):
+    """The rebuild's own snapshot counts as another session's: one taken while a transaction older
+    than the charging ran (of any database) would keep the charged row in the index it builds,
+    though that transaction has ended by the time the sessions are looked at."""
+    (tmp_path / "a.md").write_text(_note({"workspace": "personal"}, f"{SUBJECT} was at the funeral."))
+    pipeline.ingest(cfg, tmp_path, dbname=db.name)
+    with db.connect("exo_writer", autocommit=False) as mine:
+        # An open cursor keeps this session's snapshot from before the charging; each statement
+        # still sees what has committed since (the flag).
+        mine.execute("declare held cursor for select charged_by from exo_private.open_index_rebuilds")
+        with db.connect() as conn:
+            assert conn.execute("select exo_private.defer_subject(%s)", (SUBJECT,)).fetchone()[0] == 1
+        assert mine.execute("select exo_private.rebuild_open_indexes()").fetchone() == (0,)
+        assert mine.execute("select count(*) from exo_private.open_index_rebuilds").fetchone() == (1,)
+        mine.rollback()
+    assert rebuilt_open_indexes(db) == 1
