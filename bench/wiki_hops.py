@@ -87,6 +87,7 @@ class WorldCast(wiki.Cast):
 @dataclass
 class World:
     people: list[wiki.Person] = field(default_factory=list)
+    by_name: dict[str, wiki.Person] = field(default_factory=dict)  # full name -> person
     parents: dict[str, list[wiki.Person]] = field(default_factory=lambda: defaultdict(list))
     children: dict[str, list[wiki.Person]] = field(default_factory=lambda: defaultdict(list))
     spouse: dict[str, wiki.Person] = field(default_factory=dict)
@@ -126,6 +127,7 @@ def make_world(rng: random.Random, families: int) -> World:
     def born(sex: str, last: str) -> wiki.Person:
         p = wiki.Person(names[sex].pop(), last, sex)
         w.people.append(p)
+        w.by_name[p.full] = p
         w.employer[p.full] = rng.choice(wiki.ORGS)
         w.city[p.full] = rng.choice(wiki.CITIES)
         return p
@@ -186,9 +188,8 @@ def statements(world: World) -> list[tuple[str, str, str, wiki.Person]]:
 
 def state(rng: random.Random, world: World, kind: str, a: str, b: str, page_of: wiki.Person) -> wiki.Item:
     """One phrasing of `kind` that states (a, b) and nothing the world does not hold."""
-    by_name = {p.full: p for p in world.people}
     truth = world.relations()
-    subject, other = by_name[a], by_name.get(b)
+    subject, other = world.by_name[a], world.by_name.get(b)
     names = [n for n in wiki.PHRASINGS if n.startswith(kind + ":")]
     if subject.full != page_of.full:  # "She works at ..." only names the page's own person
         names = [n for n in names if "page's subject" not in n]
@@ -222,7 +223,7 @@ def full_names(t: tuple[str, str, str], world: World) -> tuple[str, str, str]:
 def pages(rng: random.Random, world: World) -> dict[str, str]:
     """{file name: Markdown} of every person's page."""
     items = defaultdict(list)
-    by_name = {p.full: p for p in world.people}
+    by_name = world.by_name
     for kind, a, b in statements(world):
         page_of = (
             by_name[a] if kind in ("work", "residence") or rng.random() < 0.5 else by_name.get(b, by_name[a])
@@ -245,13 +246,8 @@ def pages(rng: random.Random, world: World) -> dict[str, str]:
 
 # -- questions ---------------------------------------------------------------------------------------
 
-# one hop: its word by the sex of whom it reaches, and how to reach them
-HOP_WORDS = {
-    "parent": {"f": "mother", "m": "father"},
-    "child": {"f": "daughter", "m": "son"},
-    "sibling": {"f": "sister", "m": "brother"},
-    "spouse": {"f": "wife", "m": "husband"},
-}
+# one hop: its word by the sex of whom it reaches (people_wiki's), and how to reach them (reach)
+HOP_WORDS = {hop: wiki.KIN_WORDS[hop] for hop in ("parent", "child", "sibling", "spouse")}
 # two hops said in one word, by the sex of the end
 TWO_HOP_WORDS = {
     ("parent", "parent"): {"f": "grandmother", "m": "grandfather"},
@@ -280,7 +276,7 @@ def walk(
     father is one's mother: no two-hop question); None if there is none."""
     path, at, near = [], start, {start.full}
     for _ in range(hops):
-        ring = {q.full for p in near for hop in HOP_WORDS for q in reach(world, by_full(world, p), hop)}
+        ring = {q.full for p in near for hop in HOP_WORDS for q in reach(world, world.by_name[p], hop)}
         steps = []
         for hop in HOP_WORDS:
             for q in reach(world, at, hop):
@@ -293,10 +289,6 @@ def walk(
         near |= ring
         path.append((hop, at))
     return path
-
-
-def by_full(world: World, full: str) -> wiki.Person:
-    return next(p for p in world.people if p.full == full)
 
 
 def words_of(path: list[tuple[str, wiki.Person]], rng: random.Random) -> list[str]:

@@ -26,7 +26,7 @@ def test_every_relation_is_stated_once_and_nothing_else():
     rng = random.Random(3)
     stated = set()
     for kind, a, b in wiki_hops.statements(world):
-        item = wiki_hops.state(rng, world, kind, a, b, wiki_hops.by_full(world, a))
+        item = wiki_hops.state(rng, world, kind, a, b, world.by_name[a])
         keys = {wiki.key(*wiki_hops.full_names(t, world)) for t in item.truth}
         assert keys <= truth, item.text
         stated |= keys
@@ -51,7 +51,7 @@ def test_a_question_asks_for_the_end_of_its_walk():
         if q.hops == 1 and m:
             word, name = m.groups() if m.group(1) in words else m.groups()[::-1]
             hop, sex = words[word]
-            reached = wiki_hops.reach(world, wiki_hops.by_full(world, name), hop)
+            reached = wiki_hops.reach(world, world.by_name[name], hop)
             assert [p.full for p in reached if p.sex == sex] == [q.answer], q.question
             asked += 1
     assert asked >= 3
