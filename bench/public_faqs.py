@@ -12,7 +12,12 @@ than 12 words (tables of contents) are dropped.
 The memory: for every FAQ but the held-out one (--other, default lsof), a seeded half of its
 pairs' answers (never their questions) written as one Markdown note per FAQ, ingested as
 `exo ingest VAULT --workspace personal` does into a scratch database, every chunk embedded by
-MiniLM. The questions, --questions of each kind (seeded sample):
+MiniLM. With --noise N, the memory also holds the documentation of N other packages (NOISE, in
+its order): each one's top-level README, NEWS and changelog files of /usr/share/doc, the first
+NOISE_CHARS characters of each, one note a file. A user's folder is mostly not about what a
+question asks: changelogs share the FAQs' words ("package", "file", "bug", "version") without
+answering them, so BM25's first thirty candidates fill with them and the packet must still find
+the answer among them, and still say when nothing answers. The questions, --questions of each kind (seeded sample):
 
   answerable   a kept pair's question; held when the context shows one sentence of 5 words or
                more of its answer
@@ -65,6 +70,16 @@ FAQS = {
 OWNER = "Sam Reader"
 APP = "exo-bench-faqs"
 KINDS = ("answerable", "held out", "other")
+# --noise: packages whose documentation a memory holds besides the FAQs (common tools, in an order
+# that mixes topics), and how much of each file
+NOISE = (
+    "bash", "curl", "gzip", "git", "rsync", "tar", "vim-common", "make", "wget", "openssh-client",
+    "less", "grep", "findutils", "diffutils", "bzip2", "file", "patch", "gawk", "screen", "tmux",
+    "cron", "logrotate", "sudo", "apt", "dpkg", "man-db", "nano", "psmisc", "util-linux",
+    "e2fsprogs", "iproute2", "mutt", "postfix", "coreutils",
+)  # fmt: skip
+NOISE_CHARS = 12_000
+_NOISE_FILE = re.compile(r"(?i)^(README|NEWS|changelog)")
 
 _MARKER = r"(?:Q[:.]\s+|(?:\d+\.)+\d*\s+|\d+(?:\.\d+)+\s+|\d+\)\s+)"
 _OPENS = re.compile(rf"^(?P<indent>\s*)(?P<marker>{_MARKER})?(?P<text>[\"'A-Za-z(].*)$")
@@ -97,9 +112,9 @@ class Result:
     """A chunk the packet cites holds a sentence of the answer (its excerpt may not show it)."""
 
 
-def fetch(folder: Path) -> dict[str, str]:
-    """Download the packages into folder and unpack them; {package: version}."""
-    command = ["apt-get", "download", *FAQS]
+def fetch(folder: Path, noise: tuple[str, ...] = ()) -> dict[str, str]:
+    """Download the packages (the FAQs' and `noise`) into folder and unpack them; {package: version}."""
+    command = ["apt-get", "download", *FAQS, *noise]
     print("$ " + " ".join(command), flush=True)
     subprocess.run(command, cwd=folder, check=True, capture_output=True)
     versions = {}
@@ -108,6 +123,24 @@ def fetch(folder: Path) -> dict[str, str]:
         versions[package] = version.replace("%3a", ":")
         subprocess.run(["dpkg-deb", "-x", str(deb), str(folder / "x")], check=True)
     return versions
+
+
+def noise_notes(unpacked: Path, vault: Path, packages: tuple[str, ...]) -> int:
+    """Write the top-level README, NEWS and changelog files of each package's documentation (the
+    first NOISE_CHARS characters, gzip or plain) as notes under vault/noise; how many."""
+    written = 0
+    for package in packages:
+        folder = unpacked / "usr/share/doc" / package
+        for path in sorted(folder.glob("*")) if folder.is_dir() else ():
+            if not path.is_file() or path.is_symlink() or not _NOISE_FILE.match(path.name):
+                continue
+            data = path.read_bytes()
+            text = (gzip.decompress(data) if path.suffix == ".gz" else data).decode("utf-8", "replace")
+            note = vault / "noise" / f"{package}-{path.name.removesuffix('.gz')}.md"
+            note.parent.mkdir(exist_ok=True)
+            note.write_text(f"# {package}: {path.name}\n\n{text[:NOISE_CHARS]}\n", encoding="utf-8")
+            written += 1
+    return written
 
 
 def _question_at(lines: list[str], i: int) -> tuple[str, int] | None:
@@ -227,12 +260,16 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=5, help="chunks each baseline returns")
     parser.add_argument("--other", default="lsof", choices=sorted(FAQS), help="the FAQ left out whole")
     parser.add_argument("--show", type=int, default=12)
+    parser.add_argument(
+        "--noise", type=int, default=0, help="packages whose documentation the memory holds too"
+    )
     add_setting_option(parser)
     args = parser.parse_args()
     args.settings = trial_settings(parser, args)
 
     run_dir = Path(tempfile.mkdtemp(prefix="exo-bench-faqs-"))
-    versions = fetch(run_dir)
+    noise = NOISE[: args.noise]
+    versions = fetch(run_dir, noise)
     rng = random.Random(args.seed)
     kept: list[Pair] = []
     left: list[Pair] = []
@@ -252,6 +289,9 @@ def main() -> None:
         kept.extend(pairs[:half])
         left.extend(pairs[half:])
         (vault / f"{package}.md").write_text(note_of(package, pairs[:half]), encoding="utf-8")
+    if noise:
+        notes = noise_notes(run_dir / "x", vault, noise)
+        print(f"  and {notes} notes of {len(noise)} other packages' documentation")
     asked = [
         (kind, p)
         for kind, pool in zip(KINDS, (kept, left, other), strict=True)
