@@ -66,10 +66,15 @@ def query_words(query):
     return [w.casefold() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
 
 
+# A negated auxiliary ("don't", "won't", "hasn't"): a word of the asking, not of its subject, whose
+# first part would otherwise be read as a word of its own ("don", "won").
+_NEGATED = re.compile(r"\b\w+n['\u2019]t\b", re.I)
+
+
 def content_words(query):
-    """Distinct words of the query that are not stopwords, in order."""
+    """Distinct words of the query that are not stopwords nor negated auxiliaries, in order."""
     seen = []
-    for word in query_words(query):
+    for word in query_words(_NEGATED.sub(" ", query or "")):
         if word not in STOPWORDS and word not in seen:
             seen.append(word)
     return seen
@@ -375,9 +380,11 @@ def hints(charged_counts, withheld, how):
 # -- the combined-pool rank -----------------------------------------------------------------
 
 
-# Matches that answer by what they are, whatever words they share: an identifier, a title or file
-# name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
-ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
+# Matches that answer by what they are, whatever words they share: a title or file name, the day
+# named, a walk's end. An entity's mention does not: a name is not an answer. Nor, by itself, a
+# string the question writes found verbatim (an identifier): "HP-UX" of "Why won't the HP-UX depot
+# install?" is in passages of other software, and the question's other words may be nowhere.
+ANSWERING_MATCHES = ("document", "dated", "path")
 
 
 # "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
@@ -519,8 +526,10 @@ def answer_check(
     of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
-    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
-    its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
+    candidate that holds a string the question writes (match "identifier") answers: only now, as
+    "HP-UX" of "Why won't the HP-UX depot install?" is in passages on other software where
+    "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
     one when no sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
@@ -573,6 +582,8 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
+    if any(c.get("match") == "identifier" for c in candidates):
+        return dict(check, found=True, why="an exact match")
     if (
         nearest_sentence is not None
         and sentence_far > 0

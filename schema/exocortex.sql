@@ -4303,10 +4303,14 @@ def query_words(query):
     """The query's words, lower-cased, in order (its first MAX_QUERY_CHARS characters)."""
     return [w.casefold() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
 
+# A negated auxiliary ("don't", "won't", "hasn't"): a word of the asking, not of its subject, whose
+# first part would otherwise be read as a word of its own ("don", "won").
+_NEGATED = re.compile(r"\b\w+n['\u2019]t\b", re.I)
+
 def content_words(query):
-    """Distinct words of the query that are not stopwords, in order."""
+    """Distinct words of the query that are not stopwords nor negated auxiliaries, in order."""
     seen = []
-    for word in query_words(query):
+    for word in query_words(_NEGATED.sub(" ", query or "")):
         if word not in STOPWORDS and word not in seen:
             seen.append(word)
     return seen
@@ -4591,9 +4595,11 @@ def hints(charged_counts, withheld, how):
 
 # -- the combined-pool rank -----------------------------------------------------------------
 
-# Matches that answer by what they are, whatever words they share: an identifier, a title or file
-# name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
-ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
+# Matches that answer by what they are, whatever words they share: a title or file name, the day
+# named, a walk's end. An entity's mention does not: a name is not an answer. Nor, by itself, a
+# string the question writes found verbatim (an identifier): "HP-UX" of "Why won't the HP-UX depot
+# install?" is in passages of other software, and the question's other words may be nowhere.
+ANSWERING_MATCHES = ("document", "dated", "path")
 
 # "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
 # is my current address?": of the asking, of when (asks_present), not of the thing either.
@@ -4727,8 +4733,10 @@ def answer_check(
     of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
-    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
-    its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
+    candidate that holds a string the question writes (match "identifier") answers: only now, as
+    "HP-UX" of "Why won't the HP-UX depot install?" is in passages on other software where
+    "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
     one when no sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
@@ -4781,6 +4789,8 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
+    if any(c.get("match") == "identifier" for c in candidates):
+        return dict(check, found=True, why="an exact match")
     if (
         nearest_sentence is not None
         and sentence_far > 0
@@ -7212,10 +7222,14 @@ def query_words(query):
     """The query's words, lower-cased, in order (its first MAX_QUERY_CHARS characters)."""
     return [w.casefold() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
 
+# A negated auxiliary ("don't", "won't", "hasn't"): a word of the asking, not of its subject, whose
+# first part would otherwise be read as a word of its own ("don", "won").
+_NEGATED = re.compile(r"\b\w+n['\u2019]t\b", re.I)
+
 def content_words(query):
-    """Distinct words of the query that are not stopwords, in order."""
+    """Distinct words of the query that are not stopwords nor negated auxiliaries, in order."""
     seen = []
-    for word in query_words(query):
+    for word in query_words(_NEGATED.sub(" ", query or "")):
         if word not in STOPWORDS and word not in seen:
             seen.append(word)
     return seen
@@ -7500,9 +7514,11 @@ def hints(charged_counts, withheld, how):
 
 # -- the combined-pool rank -----------------------------------------------------------------
 
-# Matches that answer by what they are, whatever words they share: an identifier, a title or file
-# name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
-ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
+# Matches that answer by what they are, whatever words they share: a title or file name, the day
+# named, a walk's end. An entity's mention does not: a name is not an answer. Nor, by itself, a
+# string the question writes found verbatim (an identifier): "HP-UX" of "Why won't the HP-UX depot
+# install?" is in passages of other software, and the question's other words may be nowhere.
+ANSWERING_MATCHES = ("document", "dated", "path")
 
 # "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
 # is my current address?": of the asking, of when (asks_present), not of the thing either.
@@ -7636,8 +7652,10 @@ def answer_check(
     of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
-    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
-    its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
+    candidate that holds a string the question writes (match "identifier") answers: only now, as
+    "HP-UX" of "Why won't the HP-UX depot install?" is in passages on other software where
+    "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
     one when no sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
@@ -7690,6 +7708,8 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
+    if any(c.get("match") == "identifier" for c in candidates):
+        return dict(check, found=True, why="an exact match")
     if (
         nearest_sentence is not None
         and sentence_far > 0
@@ -9456,10 +9476,14 @@ def query_words(query):
     """The query's words, lower-cased, in order (its first MAX_QUERY_CHARS characters)."""
     return [w.casefold() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
 
+# A negated auxiliary ("don't", "won't", "hasn't"): a word of the asking, not of its subject, whose
+# first part would otherwise be read as a word of its own ("don", "won").
+_NEGATED = re.compile(r"\b\w+n['\u2019]t\b", re.I)
+
 def content_words(query):
-    """Distinct words of the query that are not stopwords, in order."""
+    """Distinct words of the query that are not stopwords nor negated auxiliaries, in order."""
     seen = []
-    for word in query_words(query):
+    for word in query_words(_NEGATED.sub(" ", query or "")):
         if word not in STOPWORDS and word not in seen:
             seen.append(word)
     return seen
@@ -9744,9 +9768,11 @@ def hints(charged_counts, withheld, how):
 
 # -- the combined-pool rank -----------------------------------------------------------------
 
-# Matches that answer by what they are, whatever words they share: an identifier, a title or file
-# name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
-ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
+# Matches that answer by what they are, whatever words they share: a title or file name, the day
+# named, a walk's end. An entity's mention does not: a name is not an answer. Nor, by itself, a
+# string the question writes found verbatim (an identifier): "HP-UX" of "Why won't the HP-UX depot
+# install?" is in passages of other software, and the question's other words may be nowhere.
+ANSWERING_MATCHES = ("document", "dated", "path")
 
 # "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
 # is my current address?": of the asking, of when (asks_present), not of the thing either.
@@ -9880,8 +9906,10 @@ def answer_check(
     of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
-    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
-    its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
+    candidate that holds a string the question writes (match "identifier") answers: only now, as
+    "HP-UX" of "Why won't the HP-UX depot install?" is in passages on other software where
+    "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
     one when no sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
@@ -9934,6 +9962,8 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
+    if any(c.get("match") == "identifier" for c in candidates):
+        return dict(check, found=True, why="an exact match")
     if (
         nearest_sentence is not None
         and sentence_far > 0
@@ -11666,10 +11696,14 @@ def query_words(query):
     """The query's words, lower-cased, in order (its first MAX_QUERY_CHARS characters)."""
     return [w.casefold() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
 
+# A negated auxiliary ("don't", "won't", "hasn't"): a word of the asking, not of its subject, whose
+# first part would otherwise be read as a word of its own ("don", "won").
+_NEGATED = re.compile(r"\b\w+n['\u2019]t\b", re.I)
+
 def content_words(query):
-    """Distinct words of the query that are not stopwords, in order."""
+    """Distinct words of the query that are not stopwords nor negated auxiliaries, in order."""
     seen = []
-    for word in query_words(query):
+    for word in query_words(_NEGATED.sub(" ", query or "")):
         if word not in STOPWORDS and word not in seen:
             seen.append(word)
     return seen
@@ -11954,9 +11988,11 @@ def hints(charged_counts, withheld, how):
 
 # -- the combined-pool rank -----------------------------------------------------------------
 
-# Matches that answer by what they are, whatever words they share: an identifier, a title or file
-# name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
-ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
+# Matches that answer by what they are, whatever words they share: a title or file name, the day
+# named, a walk's end. An entity's mention does not: a name is not an answer. Nor, by itself, a
+# string the question writes found verbatim (an identifier): "HP-UX" of "Why won't the HP-UX depot
+# install?" is in passages of other software, and the question's other words may be nowhere.
+ANSWERING_MATCHES = ("document", "dated", "path")
 
 # "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
 # is my current address?": of the asking, of when (asks_present), not of the thing either.
@@ -12090,8 +12126,10 @@ def answer_check(
     of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
-    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
-    its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
+    candidate that holds a string the question writes (match "identifier") answers: only now, as
+    "HP-UX" of "Why won't the HP-UX depot install?" is in passages on other software where
+    "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
     one when no sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
@@ -12144,6 +12182,8 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
+    if any(c.get("match") == "identifier" for c in candidates):
+        return dict(check, found=True, why="an exact match")
     if (
         nearest_sentence is not None
         and sentence_far > 0
@@ -14280,10 +14320,14 @@ def query_words(query):
     """The query's words, lower-cased, in order (its first MAX_QUERY_CHARS characters)."""
     return [w.casefold() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
 
+# A negated auxiliary ("don't", "won't", "hasn't"): a word of the asking, not of its subject, whose
+# first part would otherwise be read as a word of its own ("don", "won").
+_NEGATED = re.compile(r"\b\w+n['\u2019]t\b", re.I)
+
 def content_words(query):
-    """Distinct words of the query that are not stopwords, in order."""
+    """Distinct words of the query that are not stopwords nor negated auxiliaries, in order."""
     seen = []
-    for word in query_words(query):
+    for word in query_words(_NEGATED.sub(" ", query or "")):
         if word not in STOPWORDS and word not in seen:
             seen.append(word)
     return seen
@@ -14568,9 +14612,11 @@ def hints(charged_counts, withheld, how):
 
 # -- the combined-pool rank -----------------------------------------------------------------
 
-# Matches that answer by what they are, whatever words they share: an identifier, a title or file
-# name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
-ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
+# Matches that answer by what they are, whatever words they share: a title or file name, the day
+# named, a walk's end. An entity's mention does not: a name is not an answer. Nor, by itself, a
+# string the question writes found verbatim (an identifier): "HP-UX" of "Why won't the HP-UX depot
+# install?" is in passages of other software, and the question's other words may be nowhere.
+ANSWERING_MATCHES = ("document", "dated", "path")
 
 # "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
 # is my current address?": of the asking, of when (asks_present), not of the thing either.
@@ -14704,8 +14750,10 @@ def answer_check(
     of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
-    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
-    its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
+    candidate that holds a string the question writes (match "identifier") answers: only now, as
+    "HP-UX" of "Why won't the HP-UX depot install?" is in passages on other software where
+    "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
     one when no sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
@@ -14758,6 +14806,8 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
+    if any(c.get("match") == "identifier" for c in candidates):
+        return dict(check, found=True, why="an exact match")
     if (
         nearest_sentence is not None
         and sentence_far > 0
@@ -16705,10 +16755,14 @@ def query_words(query):
     """The query's words, lower-cased, in order (its first MAX_QUERY_CHARS characters)."""
     return [w.casefold() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
 
+# A negated auxiliary ("don't", "won't", "hasn't"): a word of the asking, not of its subject, whose
+# first part would otherwise be read as a word of its own ("don", "won").
+_NEGATED = re.compile(r"\b\w+n['\u2019]t\b", re.I)
+
 def content_words(query):
-    """Distinct words of the query that are not stopwords, in order."""
+    """Distinct words of the query that are not stopwords nor negated auxiliaries, in order."""
     seen = []
-    for word in query_words(query):
+    for word in query_words(_NEGATED.sub(" ", query or "")):
         if word not in STOPWORDS and word not in seen:
             seen.append(word)
     return seen
@@ -16993,9 +17047,11 @@ def hints(charged_counts, withheld, how):
 
 # -- the combined-pool rank -----------------------------------------------------------------
 
-# Matches that answer by what they are, whatever words they share: an identifier, a title or file
-# name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
-ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
+# Matches that answer by what they are, whatever words they share: a title or file name, the day
+# named, a walk's end. An entity's mention does not: a name is not an answer. Nor, by itself, a
+# string the question writes found verbatim (an identifier): "HP-UX" of "Why won't the HP-UX depot
+# install?" is in passages of other software, and the question's other words may be nowhere.
+ANSWERING_MATCHES = ("document", "dated", "path")
 
 # "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
 # is my current address?": of the asking, of when (asks_present), not of the thing either.
@@ -17129,8 +17185,10 @@ def answer_check(
     of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
-    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
-    its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
+    candidate that holds a string the question writes (match "identifier") answers: only now, as
+    "HP-UX" of "Why won't the HP-UX depot install?" is in passages on other software where
+    "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
     one when no sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
@@ -17183,6 +17241,8 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
+    if any(c.get("match") == "identifier" for c in candidates):
+        return dict(check, found=True, why="an exact match")
     if (
         nearest_sentence is not None
         and sentence_far > 0
@@ -35485,10 +35545,14 @@ def query_words(query):
     """The query's words, lower-cased, in order (its first MAX_QUERY_CHARS characters)."""
     return [w.casefold() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
 
+# A negated auxiliary ("don't", "won't", "hasn't"): a word of the asking, not of its subject, whose
+# first part would otherwise be read as a word of its own ("don", "won").
+_NEGATED = re.compile(r"\b\w+n['\u2019]t\b", re.I)
+
 def content_words(query):
-    """Distinct words of the query that are not stopwords, in order."""
+    """Distinct words of the query that are not stopwords nor negated auxiliaries, in order."""
     seen = []
-    for word in query_words(query):
+    for word in query_words(_NEGATED.sub(" ", query or "")):
         if word not in STOPWORDS and word not in seen:
             seen.append(word)
     return seen
@@ -35773,9 +35837,11 @@ def hints(charged_counts, withheld, how):
 
 # -- the combined-pool rank -----------------------------------------------------------------
 
-# Matches that answer by what they are, whatever words they share: an identifier, a title or file
-# name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
-ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
+# Matches that answer by what they are, whatever words they share: a title or file name, the day
+# named, a walk's end. An entity's mention does not: a name is not an answer. Nor, by itself, a
+# string the question writes found verbatim (an identifier): "HP-UX" of "Why won't the HP-UX depot
+# install?" is in passages of other software, and the question's other words may be nowhere.
+ANSWERING_MATCHES = ("document", "dated", "path")
 
 # "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
 # is my current address?": of the asking, of when (asks_present), not of the thing either.
@@ -35909,8 +35975,10 @@ def answer_check(
     of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
-    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
-    its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
+    candidate that holds a string the question writes (match "identifier") answers: only now, as
+    "HP-UX" of "Why won't the HP-UX depot install?" is in passages on other software where
+    "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
     one when no sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
@@ -35963,6 +36031,8 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
+    if any(c.get("match") == "identifier" for c in candidates):
+        return dict(check, found=True, why="an exact match")
     if (
         nearest_sentence is not None
         and sentence_far > 0
@@ -37611,10 +37681,14 @@ def query_words(query):
     """The query's words, lower-cased, in order (its first MAX_QUERY_CHARS characters)."""
     return [w.casefold() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
 
+# A negated auxiliary ("don't", "won't", "hasn't"): a word of the asking, not of its subject, whose
+# first part would otherwise be read as a word of its own ("don", "won").
+_NEGATED = re.compile(r"\b\w+n['\u2019]t\b", re.I)
+
 def content_words(query):
-    """Distinct words of the query that are not stopwords, in order."""
+    """Distinct words of the query that are not stopwords nor negated auxiliaries, in order."""
     seen = []
-    for word in query_words(query):
+    for word in query_words(_NEGATED.sub(" ", query or "")):
         if word not in STOPWORDS and word not in seen:
             seen.append(word)
     return seen
@@ -37899,9 +37973,11 @@ def hints(charged_counts, withheld, how):
 
 # -- the combined-pool rank -----------------------------------------------------------------
 
-# Matches that answer by what they are, whatever words they share: an identifier, a title or file
-# name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
-ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
+# Matches that answer by what they are, whatever words they share: a title or file name, the day
+# named, a walk's end. An entity's mention does not: a name is not an answer. Nor, by itself, a
+# string the question writes found verbatim (an identifier): "HP-UX" of "Why won't the HP-UX depot
+# install?" is in passages of other software, and the question's other words may be nowhere.
+ANSWERING_MATCHES = ("document", "dated", "path")
 
 # "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
 # is my current address?": of the asking, of when (asks_present), not of the thing either.
@@ -38035,8 +38111,10 @@ def answer_check(
     of the novel Mia loved?" is about Mia, in other words than hers):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
-    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Last, where
-    its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
+    candidate that holds a string the question writes (match "identifier") answers: only now, as
+    "HP-UX" of "Why won't the HP-UX depot install?" is in passages on other software where
+    "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
     one when no sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
@@ -38089,6 +38167,8 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
+    if any(c.get("match") == "identifier" for c in candidates):
+        return dict(check, found=True, why="an exact match")
     if (
         nearest_sentence is not None
         and sentence_far > 0

@@ -1512,9 +1512,37 @@ def test_a_subject_no_passage_uses_answers_nothing_whatever_else_matches():
     assert exact["found"] is False  # "64-bit" of "Will zlib work on a 64-bit machine?" is not about zlib
     assert exact["why"] == "no passage open to this search uses 'zlib', what the question is about"
     assert check([_candidate(1)], {1: 0.8}, held=False)["found"] is False  # another compressor's formats
-    assert check([_candidate(1, match="identifier")], None, held=True)["found"]  # the subject is known
-    assert search.answer_check([_candidate(1, match="identifier")], None, 0.5, used)["found"]  # none asked
+    assert check([_candidate(1, match="dated")], None, held=True)["found"]  # the subject is known
+    assert search.answer_check([_candidate(1, match="dated")], None, 0.5, used)["found"]  # none asked
     assert asked == []  # the words' uses are not asked for the subject's
+
+
+def test_a_string_found_verbatim_answers_only_where_the_questions_words_are_not_missing():
+    def check(uses):
+        return search.answer_check([_candidate(1, match="identifier")], {1: 0.35}, 0.5, lambda: uses)
+
+    # "Why won't the HP-UX depot install?" of a memory whose changelogs name HP-UX, never a depot
+    depot = check({"depot": 0, "install": 20})
+    assert (depot["found"], depot["why"]) == (
+        False,
+        "no passage open to this search uses 'depot', and none comes close in meaning",
+    )
+    # "What's the difference between the gzip and deflate encodings?": every word is used
+    assert check({"difference": 20, "gzip": 12, "deflate": 4, "encodings": 2}) == {
+        "best_similarity": 0.35,
+        "found": True,
+        "why": "an exact match",
+    }
+    # a title, a day or a walk's end still answers whatever the words: "What happened on 2025/04/03?"
+    dated = search.answer_check([_candidate(1, match="dated")], {1: 0.35}, 0.5, lambda: {"happened": 0})
+    assert dated["found"] is True
+
+
+def test_a_negated_auxiliary_is_no_content_word():
+    assert search.content_words("Why don't ps(1) and lsof agree? Why won’t it install?") == [
+        "ps", "1", "lsof", "agree", "install"
+    ]  # fmt: skip
+    assert search.content_words("Who won the race?") == ["won", "race"]  # "won" said alone is a word
 
 
 def test_answer_words_leave_the_names_out():
