@@ -381,10 +381,18 @@ def hints(charged_counts, withheld, how):
 
 
 # Matches that answer by what they are, whatever words they share: a title or file name, the day
-# named, a walk's end. An entity's mention does not: a name is not an answer. Nor, by itself, a
-# string the question writes found verbatim (an identifier): "HP-UX" of "Why won't the HP-UX depot
-# install?" is in passages of other software, and the question's other words may be nowhere.
+# named, a walk's end, and a string the question writes that few passages hold (an identifier the
+# exact stage found confident: "INC-4242"). An entity's mention does not: a name is not an answer.
+# Nor, by itself, a string more passages hold than a pool needs ("HP-UX" of "Why won't the HP-UX
+# depot install?" in the changelogs of other software, where "depot" is in none).
 ANSWERING_MATCHES = ("document", "dated", "path")
+
+
+def answers_by_what_it_is(candidate):
+    """Whether a candidate's match answers whatever words it shares (ANSWERING_MATCHES, or a rare
+    identifier's)."""
+    match = candidate.get("match")
+    return match in ANSWERING_MATCHES or (match == "identifier" and bool(candidate.get("confident")))
 
 
 # "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
@@ -527,9 +535,9 @@ def answer_check(
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
-    candidate that holds a string the question writes (match "identifier") answers: only now, as
-    "HP-UX" of "Why won't the HP-UX depot install?" is in passages on other software where
-    "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    candidate that holds a common string the question writes (an identifier more passages hold
+    than a pool needs) answers: only now, as "HP-UX" of "Why won't the HP-UX depot install?" is
+    in passages on other software where "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
     one when no sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
@@ -547,7 +555,7 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {subject!r}, what the question is about",
         )
-    if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
+    if any(answers_by_what_it_is(c) for c in candidates):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")

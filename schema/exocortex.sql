@@ -4596,10 +4596,17 @@ def hints(charged_counts, withheld, how):
 # -- the combined-pool rank -----------------------------------------------------------------
 
 # Matches that answer by what they are, whatever words they share: a title or file name, the day
-# named, a walk's end. An entity's mention does not: a name is not an answer. Nor, by itself, a
-# string the question writes found verbatim (an identifier): "HP-UX" of "Why won't the HP-UX depot
-# install?" is in passages of other software, and the question's other words may be nowhere.
+# named, a walk's end, and a string the question writes that few passages hold (an identifier the
+# exact stage found confident: "INC-4242"). An entity's mention does not: a name is not an answer.
+# Nor, by itself, a string more passages hold than a pool needs ("HP-UX" of "Why won't the HP-UX
+# depot install?" in the changelogs of other software, where "depot" is in none).
 ANSWERING_MATCHES = ("document", "dated", "path")
+
+def answers_by_what_it_is(candidate):
+    """Whether a candidate's match answers whatever words it shares (ANSWERING_MATCHES, or a rare
+    identifier's)."""
+    match = candidate.get("match")
+    return match in ANSWERING_MATCHES or (match == "identifier" and bool(candidate.get("confident")))
 
 # "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
 # is my current address?": of the asking, of when (asks_present), not of the thing either.
@@ -4734,9 +4741,9 @@ def answer_check(
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
-    candidate that holds a string the question writes (match "identifier") answers: only now, as
-    "HP-UX" of "Why won't the HP-UX depot install?" is in passages on other software where
-    "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    candidate that holds a common string the question writes (an identifier more passages hold
+    than a pool needs) answers: only now, as "HP-UX" of "Why won't the HP-UX depot install?" is
+    in passages on other software where "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
     one when no sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
@@ -4754,7 +4761,7 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {subject!r}, what the question is about",
         )
-    if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
+    if any(answers_by_what_it_is(c) for c in candidates):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
@@ -7515,10 +7522,17 @@ def hints(charged_counts, withheld, how):
 # -- the combined-pool rank -----------------------------------------------------------------
 
 # Matches that answer by what they are, whatever words they share: a title or file name, the day
-# named, a walk's end. An entity's mention does not: a name is not an answer. Nor, by itself, a
-# string the question writes found verbatim (an identifier): "HP-UX" of "Why won't the HP-UX depot
-# install?" is in passages of other software, and the question's other words may be nowhere.
+# named, a walk's end, and a string the question writes that few passages hold (an identifier the
+# exact stage found confident: "INC-4242"). An entity's mention does not: a name is not an answer.
+# Nor, by itself, a string more passages hold than a pool needs ("HP-UX" of "Why won't the HP-UX
+# depot install?" in the changelogs of other software, where "depot" is in none).
 ANSWERING_MATCHES = ("document", "dated", "path")
+
+def answers_by_what_it_is(candidate):
+    """Whether a candidate's match answers whatever words it shares (ANSWERING_MATCHES, or a rare
+    identifier's)."""
+    match = candidate.get("match")
+    return match in ANSWERING_MATCHES or (match == "identifier" and bool(candidate.get("confident")))
 
 # "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
 # is my current address?": of the asking, of when (asks_present), not of the thing either.
@@ -7653,9 +7667,9 @@ def answer_check(
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
-    candidate that holds a string the question writes (match "identifier") answers: only now, as
-    "HP-UX" of "Why won't the HP-UX depot install?" is in passages on other software where
-    "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    candidate that holds a common string the question writes (an identifier more passages hold
+    than a pool needs) answers: only now, as "HP-UX" of "Why won't the HP-UX depot install?" is
+    in passages on other software where "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
     one when no sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
@@ -7673,7 +7687,7 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {subject!r}, what the question is about",
         )
-    if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
+    if any(answers_by_what_it_is(c) for c in candidates):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
@@ -9769,10 +9783,17 @@ def hints(charged_counts, withheld, how):
 # -- the combined-pool rank -----------------------------------------------------------------
 
 # Matches that answer by what they are, whatever words they share: a title or file name, the day
-# named, a walk's end. An entity's mention does not: a name is not an answer. Nor, by itself, a
-# string the question writes found verbatim (an identifier): "HP-UX" of "Why won't the HP-UX depot
-# install?" is in passages of other software, and the question's other words may be nowhere.
+# named, a walk's end, and a string the question writes that few passages hold (an identifier the
+# exact stage found confident: "INC-4242"). An entity's mention does not: a name is not an answer.
+# Nor, by itself, a string more passages hold than a pool needs ("HP-UX" of "Why won't the HP-UX
+# depot install?" in the changelogs of other software, where "depot" is in none).
 ANSWERING_MATCHES = ("document", "dated", "path")
+
+def answers_by_what_it_is(candidate):
+    """Whether a candidate's match answers whatever words it shares (ANSWERING_MATCHES, or a rare
+    identifier's)."""
+    match = candidate.get("match")
+    return match in ANSWERING_MATCHES or (match == "identifier" and bool(candidate.get("confident")))
 
 # "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
 # is my current address?": of the asking, of when (asks_present), not of the thing either.
@@ -9907,9 +9928,9 @@ def answer_check(
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
-    candidate that holds a string the question writes (match "identifier") answers: only now, as
-    "HP-UX" of "Why won't the HP-UX depot install?" is in passages on other software where
-    "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    candidate that holds a common string the question writes (an identifier more passages hold
+    than a pool needs) answers: only now, as "HP-UX" of "Why won't the HP-UX depot install?" is
+    in passages on other software where "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
     one when no sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
@@ -9927,7 +9948,7 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {subject!r}, what the question is about",
         )
-    if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
+    if any(answers_by_what_it_is(c) for c in candidates):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
@@ -11989,10 +12010,17 @@ def hints(charged_counts, withheld, how):
 # -- the combined-pool rank -----------------------------------------------------------------
 
 # Matches that answer by what they are, whatever words they share: a title or file name, the day
-# named, a walk's end. An entity's mention does not: a name is not an answer. Nor, by itself, a
-# string the question writes found verbatim (an identifier): "HP-UX" of "Why won't the HP-UX depot
-# install?" is in passages of other software, and the question's other words may be nowhere.
+# named, a walk's end, and a string the question writes that few passages hold (an identifier the
+# exact stage found confident: "INC-4242"). An entity's mention does not: a name is not an answer.
+# Nor, by itself, a string more passages hold than a pool needs ("HP-UX" of "Why won't the HP-UX
+# depot install?" in the changelogs of other software, where "depot" is in none).
 ANSWERING_MATCHES = ("document", "dated", "path")
+
+def answers_by_what_it_is(candidate):
+    """Whether a candidate's match answers whatever words it shares (ANSWERING_MATCHES, or a rare
+    identifier's)."""
+    match = candidate.get("match")
+    return match in ANSWERING_MATCHES or (match == "identifier" and bool(candidate.get("confident")))
 
 # "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
 # is my current address?": of the asking, of when (asks_present), not of the thing either.
@@ -12127,9 +12155,9 @@ def answer_check(
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
-    candidate that holds a string the question writes (match "identifier") answers: only now, as
-    "HP-UX" of "Why won't the HP-UX depot install?" is in passages on other software where
-    "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    candidate that holds a common string the question writes (an identifier more passages hold
+    than a pool needs) answers: only now, as "HP-UX" of "Why won't the HP-UX depot install?" is
+    in passages on other software where "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
     one when no sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
@@ -12147,7 +12175,7 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {subject!r}, what the question is about",
         )
-    if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
+    if any(answers_by_what_it_is(c) for c in candidates):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
@@ -14613,10 +14641,17 @@ def hints(charged_counts, withheld, how):
 # -- the combined-pool rank -----------------------------------------------------------------
 
 # Matches that answer by what they are, whatever words they share: a title or file name, the day
-# named, a walk's end. An entity's mention does not: a name is not an answer. Nor, by itself, a
-# string the question writes found verbatim (an identifier): "HP-UX" of "Why won't the HP-UX depot
-# install?" is in passages of other software, and the question's other words may be nowhere.
+# named, a walk's end, and a string the question writes that few passages hold (an identifier the
+# exact stage found confident: "INC-4242"). An entity's mention does not: a name is not an answer.
+# Nor, by itself, a string more passages hold than a pool needs ("HP-UX" of "Why won't the HP-UX
+# depot install?" in the changelogs of other software, where "depot" is in none).
 ANSWERING_MATCHES = ("document", "dated", "path")
+
+def answers_by_what_it_is(candidate):
+    """Whether a candidate's match answers whatever words it shares (ANSWERING_MATCHES, or a rare
+    identifier's)."""
+    match = candidate.get("match")
+    return match in ANSWERING_MATCHES or (match == "identifier" and bool(candidate.get("confident")))
 
 # "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
 # is my current address?": of the asking, of when (asks_present), not of the thing either.
@@ -14751,9 +14786,9 @@ def answer_check(
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
-    candidate that holds a string the question writes (match "identifier") answers: only now, as
-    "HP-UX" of "Why won't the HP-UX depot install?" is in passages on other software where
-    "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    candidate that holds a common string the question writes (an identifier more passages hold
+    than a pool needs) answers: only now, as "HP-UX" of "Why won't the HP-UX depot install?" is
+    in passages on other software where "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
     one when no sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
@@ -14771,7 +14806,7 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {subject!r}, what the question is about",
         )
-    if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
+    if any(answers_by_what_it_is(c) for c in candidates):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
@@ -17048,10 +17083,17 @@ def hints(charged_counts, withheld, how):
 # -- the combined-pool rank -----------------------------------------------------------------
 
 # Matches that answer by what they are, whatever words they share: a title or file name, the day
-# named, a walk's end. An entity's mention does not: a name is not an answer. Nor, by itself, a
-# string the question writes found verbatim (an identifier): "HP-UX" of "Why won't the HP-UX depot
-# install?" is in passages of other software, and the question's other words may be nowhere.
+# named, a walk's end, and a string the question writes that few passages hold (an identifier the
+# exact stage found confident: "INC-4242"). An entity's mention does not: a name is not an answer.
+# Nor, by itself, a string more passages hold than a pool needs ("HP-UX" of "Why won't the HP-UX
+# depot install?" in the changelogs of other software, where "depot" is in none).
 ANSWERING_MATCHES = ("document", "dated", "path")
+
+def answers_by_what_it_is(candidate):
+    """Whether a candidate's match answers whatever words it shares (ANSWERING_MATCHES, or a rare
+    identifier's)."""
+    match = candidate.get("match")
+    return match in ANSWERING_MATCHES or (match == "identifier" and bool(candidate.get("confident")))
 
 # "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
 # is my current address?": of the asking, of when (asks_present), not of the thing either.
@@ -17186,9 +17228,9 @@ def answer_check(
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
-    candidate that holds a string the question writes (match "identifier") answers: only now, as
-    "HP-UX" of "Why won't the HP-UX depot install?" is in passages on other software where
-    "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    candidate that holds a common string the question writes (an identifier more passages hold
+    than a pool needs) answers: only now, as "HP-UX" of "Why won't the HP-UX depot install?" is
+    in passages on other software where "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
     one when no sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
@@ -17206,7 +17248,7 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {subject!r}, what the question is about",
         )
-    if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
+    if any(answers_by_what_it_is(c) for c in candidates):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
@@ -35838,10 +35880,17 @@ def hints(charged_counts, withheld, how):
 # -- the combined-pool rank -----------------------------------------------------------------
 
 # Matches that answer by what they are, whatever words they share: a title or file name, the day
-# named, a walk's end. An entity's mention does not: a name is not an answer. Nor, by itself, a
-# string the question writes found verbatim (an identifier): "HP-UX" of "Why won't the HP-UX depot
-# install?" is in passages of other software, and the question's other words may be nowhere.
+# named, a walk's end, and a string the question writes that few passages hold (an identifier the
+# exact stage found confident: "INC-4242"). An entity's mention does not: a name is not an answer.
+# Nor, by itself, a string more passages hold than a pool needs ("HP-UX" of "Why won't the HP-UX
+# depot install?" in the changelogs of other software, where "depot" is in none).
 ANSWERING_MATCHES = ("document", "dated", "path")
+
+def answers_by_what_it_is(candidate):
+    """Whether a candidate's match answers whatever words it shares (ANSWERING_MATCHES, or a rare
+    identifier's)."""
+    match = candidate.get("match")
+    return match in ANSWERING_MATCHES or (match == "identifier" and bool(candidate.get("confident")))
 
 # "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
 # is my current address?": of the asking, of when (asks_present), not of the thing either.
@@ -35976,9 +36025,9 @@ def answer_check(
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
-    candidate that holds a string the question writes (match "identifier") answers: only now, as
-    "HP-UX" of "Why won't the HP-UX depot install?" is in passages on other software where
-    "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    candidate that holds a common string the question writes (an identifier more passages hold
+    than a pool needs) answers: only now, as "HP-UX" of "Why won't the HP-UX depot install?" is
+    in passages on other software where "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
     one when no sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
@@ -35996,7 +36045,7 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {subject!r}, what the question is about",
         )
-    if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
+    if any(answers_by_what_it_is(c) for c in candidates):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
@@ -37974,10 +38023,17 @@ def hints(charged_counts, withheld, how):
 # -- the combined-pool rank -----------------------------------------------------------------
 
 # Matches that answer by what they are, whatever words they share: a title or file name, the day
-# named, a walk's end. An entity's mention does not: a name is not an answer. Nor, by itself, a
-# string the question writes found verbatim (an identifier): "HP-UX" of "Why won't the HP-UX depot
-# install?" is in passages of other software, and the question's other words may be nowhere.
+# named, a walk's end, and a string the question writes that few passages hold (an identifier the
+# exact stage found confident: "INC-4242"). An entity's mention does not: a name is not an answer.
+# Nor, by itself, a string more passages hold than a pool needs ("HP-UX" of "Why won't the HP-UX
+# depot install?" in the changelogs of other software, where "depot" is in none).
 ANSWERING_MATCHES = ("document", "dated", "path")
+
+def answers_by_what_it_is(candidate):
+    """Whether a candidate's match answers whatever words it shares (ANSWERING_MATCHES, or a rare
+    identifier's)."""
+    match = candidate.get("match")
+    return match in ANSWERING_MATCHES or (match == "identifier" and bool(candidate.get("confident")))
 
 # "How much", "how many": words of the asking, of a quantity, not of the thing asked about; "What
 # is my current address?": of the asking, of when (asks_present), not of the thing either.
@@ -38112,9 +38168,9 @@ def answer_check(
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words; so
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
-    candidate that holds a string the question writes (match "identifier") answers: only now, as
-    "HP-UX" of "Why won't the HP-UX depot install?" is in passages on other software where
-    "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
+    candidate that holds a common string the question writes (an identifier more passages hold
+    than a pool needs) answers: only now, as "HP-UX" of "Why won't the HP-UX depot install?" is
+    in passages on other software where "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
     one when no sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
@@ -38132,7 +38188,7 @@ def answer_check(
             found=False,
             why=f"no passage open to this search uses {subject!r}, what the question is about",
         )
-    if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
+    if any(answers_by_what_it_is(c) for c in candidates):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")

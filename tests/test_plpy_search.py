@@ -1517,9 +1517,10 @@ def test_a_subject_no_passage_uses_answers_nothing_whatever_else_matches():
     assert asked == []  # the words' uses are not asked for the subject's
 
 
-def test_a_string_found_verbatim_answers_only_where_the_questions_words_are_not_missing():
-    def check(uses):
-        return search.answer_check([_candidate(1, match="identifier")], {1: 0.35}, 0.5, lambda: uses)
+def test_a_common_string_found_verbatim_answers_only_where_the_questions_words_are_not_missing():
+    def check(uses, rare=False):
+        candidate = _candidate(1, match="identifier", confident=rare)
+        return search.answer_check([candidate], {1: 0.35}, 0.5, lambda: uses)
 
     # "Why won't the HP-UX depot install?" of a memory whose changelogs name HP-UX, never a depot
     depot = check({"depot": 0, "install": 20})
@@ -1533,7 +1534,9 @@ def test_a_string_found_verbatim_answers_only_where_the_questions_words_are_not_
         "found": True,
         "why": "an exact match",
     }
-    # a title, a day or a walk's end still answers whatever the words: "What happened on 2025/04/03?"
+    # a string few passages hold answers whatever the words ("Why was INC-4242 reopened?"), and so
+    # do a title, a day or a walk's end: "What happened on 2025/04/03?"
+    assert check({"reopened": 0}, rare=True)["found"] is True
     dated = search.answer_check([_candidate(1, match="dated")], {1: 0.35}, 0.5, lambda: {"happened": 0})
     assert dated["found"] is True
 
