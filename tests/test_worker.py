@@ -1086,13 +1086,18 @@ def test_db_down_also_stops_the_model_servers_models_up_started(tmp_path, monkey
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / "embeddings.pid").write_text(f"{fake.pid}\n")
     monkeypatch.setenv("EXO_HOME", str(tmp_path))
+    monkeypatch.delenv("EXO_DATABASE_URL", raising=False)  # a server elsewhere keeps its models
     # The shared test server must keep running: only the database's own stop is replaced.
     monkeypatch.setattr(server, "down", lambda cfg: "database: left running by this test")
     try:
         out = CliRunner().invoke(main, ["db", "down"], catch_exceptions=False).output
-        assert fake.wait(timeout=15) is not None
+        try:
+            fake.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"exo db down left the model server running; it said:\n{out}")
     finally:
         fake.kill()
+        fake.wait()  # reaped here, not warned of by a later test
     assert f"embeddings: stopped (pid {fake.pid}" in out and "chat: not running" in out
     assert "database: left running by this test" in out
     assert not (tmp_path / "models" / "embeddings.pid").exists()
