@@ -15913,7 +15913,8 @@ specific kind, in this order:
   pages", "1024-bit"), nor after a quantity word and "of", "around" or "by"
   ("a total of 1500", "multiplied by 1000", "instead of 1024"), nor in a
   range of counts ("from 1024 to 16", "from 1024 to 4096"). A range runs
-  forward: in "CVE-2022-1271" 1271 is not a year. "BC" or "BCE" after a
+  forward: in "2022-1271" 1271 is not a year; nor is a number between an identifier's
+  parts ("CVE-2022-1271", "INV-2020-00412"). "BC" or "BCE" after a
   number makes it a year before the era, outside the range: no signal. Field
   `year`.
 - `relative`: "last year", "the year before last", "last month", "last week",
@@ -16186,6 +16187,13 @@ def _clean(text):
 def _year_ok(year, today):
     return MIN_YEAR <= year <= today.year + 1
 
+# A number between an identifier's parts: letters joined before it, another part joined after it
+# ("CVE-2023-38545", "INV-2020-00412"). The year such a name records says nothing of the time a
+# question asks about, and read as one it ranked the passages of that year above the one that
+# holds the identifier.
+_IDENTIFIER_BEFORE = re.compile(r"[A-Za-z][A-Za-z0-9]*[-_]$")
+_IDENTIFIER_AFTER = re.compile(r"[-_][0-9A-Za-z]")
+
 def _reads_as_year(text, start, end, year, today, depth=0):
     """Whether the bare 4-digit number text[start:end] (= year) is a year by its context (see
     `year` in the module docstring). A range continues from a number that is itself a year; a
@@ -16193,6 +16201,8 @@ def _reads_as_year(text, start, end, year, today, depth=0):
     if not _year_ok(year, today):
         return False
     back, ahead = max(0, start - _LOOK), end + _LOOK  # searched in place: boundaries stay true
+    if _IDENTIFIER_BEFORE.search(text, back, start) and _IDENTIFIER_AFTER.match(text, end, ahead):
+        return False
     if _BEFORE_ERA_AFTER.match(text, end, ahead):
         return False
     said = bool(
@@ -21897,7 +21907,8 @@ specific kind, in this order:
   pages", "1024-bit"), nor after a quantity word and "of", "around" or "by"
   ("a total of 1500", "multiplied by 1000", "instead of 1024"), nor in a
   range of counts ("from 1024 to 16", "from 1024 to 4096"). A range runs
-  forward: in "CVE-2022-1271" 1271 is not a year. "BC" or "BCE" after a
+  forward: in "2022-1271" 1271 is not a year; nor is a number between an identifier's
+  parts ("CVE-2022-1271", "INV-2020-00412"). "BC" or "BCE" after a
   number makes it a year before the era, outside the range: no signal. Field
   `year`.
 - `relative`: "last year", "the year before last", "last month", "last week",
@@ -22170,6 +22181,13 @@ def _clean(text):
 def _year_ok(year, today):
     return MIN_YEAR <= year <= today.year + 1
 
+# A number between an identifier's parts: letters joined before it, another part joined after it
+# ("CVE-2023-38545", "INV-2020-00412"). The year such a name records says nothing of the time a
+# question asks about, and read as one it ranked the passages of that year above the one that
+# holds the identifier.
+_IDENTIFIER_BEFORE = re.compile(r"[A-Za-z][A-Za-z0-9]*[-_]$")
+_IDENTIFIER_AFTER = re.compile(r"[-_][0-9A-Za-z]")
+
 def _reads_as_year(text, start, end, year, today, depth=0):
     """Whether the bare 4-digit number text[start:end] (= year) is a year by its context (see
     `year` in the module docstring). A range continues from a number that is itself a year; a
@@ -22177,6 +22195,8 @@ def _reads_as_year(text, start, end, year, today, depth=0):
     if not _year_ok(year, today):
         return False
     back, ahead = max(0, start - _LOOK), end + _LOOK  # searched in place: boundaries stay true
+    if _IDENTIFIER_BEFORE.search(text, back, start) and _IDENTIFIER_AFTER.match(text, end, ahead):
+        return False
     if _BEFORE_ERA_AFTER.match(text, end, ahead):
         return False
     said = bool(
@@ -24895,7 +24915,8 @@ specific kind, in this order:
   pages", "1024-bit"), nor after a quantity word and "of", "around" or "by"
   ("a total of 1500", "multiplied by 1000", "instead of 1024"), nor in a
   range of counts ("from 1024 to 16", "from 1024 to 4096"). A range runs
-  forward: in "CVE-2022-1271" 1271 is not a year. "BC" or "BCE" after a
+  forward: in "2022-1271" 1271 is not a year; nor is a number between an identifier's
+  parts ("CVE-2022-1271", "INV-2020-00412"). "BC" or "BCE" after a
   number makes it a year before the era, outside the range: no signal. Field
   `year`.
 - `relative`: "last year", "the year before last", "last month", "last week",
@@ -25168,6 +25189,13 @@ def _clean(text):
 def _year_ok(year, today):
     return MIN_YEAR <= year <= today.year + 1
 
+# A number between an identifier's parts: letters joined before it, another part joined after it
+# ("CVE-2023-38545", "INV-2020-00412"). The year such a name records says nothing of the time a
+# question asks about, and read as one it ranked the passages of that year above the one that
+# holds the identifier.
+_IDENTIFIER_BEFORE = re.compile(r"[A-Za-z][A-Za-z0-9]*[-_]$")
+_IDENTIFIER_AFTER = re.compile(r"[-_][0-9A-Za-z]")
+
 def _reads_as_year(text, start, end, year, today, depth=0):
     """Whether the bare 4-digit number text[start:end] (= year) is a year by its context (see
     `year` in the module docstring). A range continues from a number that is itself a year; a
@@ -25175,6 +25203,8 @@ def _reads_as_year(text, start, end, year, today, depth=0):
     if not _year_ok(year, today):
         return False
     back, ahead = max(0, start - _LOOK), end + _LOOK  # searched in place: boundaries stay true
+    if _IDENTIFIER_BEFORE.search(text, back, start) and _IDENTIFIER_AFTER.match(text, end, ahead):
+        return False
     if _BEFORE_ERA_AFTER.match(text, end, ahead):
         return False
     said = bool(

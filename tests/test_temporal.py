@@ -411,7 +411,19 @@ def test_a_range_continues_from_a_year():
     assert [s["year"] for s in _detect("between 1790 and 1803")["signals"]] == [1790, 1803]
     assert [s["year"] for s in _detect("in 1790-1803")["signals"]] == [1790, 1803]
     assert _detect("from 1790 to 1803")["years"] == [1790, 1803]
-    assert _detect("CVE-2022-1271")["years"] == [2022]  # a range runs forward
+    assert _detect("2022-1271")["years"] == [2022]  # a range runs forward
+
+
+@pytest.mark.parametrize(
+    "query", ["When was CVE-2023-38545 fixed?", "Is INV-2020-00412 paid?", "ticket ABC_2019_7"]
+)
+def test_a_number_between_an_identifiers_parts_is_not_a_year(query):
+    assert not _detect(query)["signal"], query
+
+
+@pytest.mark.parametrize("query", ["FY-2023", "the 2023-24 season", "covid-2020 notes", "in 2022-2023"])
+def test_a_year_joined_to_one_part_only_is_still_a_year(query):
+    assert _detect(query)["signal"], query
 
 
 def test_a_count_after_a_modern_number_is_not_a_year_unless_the_context_says_year():
