@@ -456,6 +456,43 @@ def test_sensitive_files_are_never_opened(db, tmp_path):
     assert summary.excluded == len(excluded)
 
 
+def test_conventional_documentation_names_are_read_as_text_by_their_names(db, tmp_path):
+    """A package's or a project's README, NEWS.Debian or ChangeLog has no extension on the
+    allowlist, and is plain text by convention: read as text. Any other name without one is not,
+    and a key store's extension still excludes the file whatever its name."""
+    root = tmp_path / "v"
+    write(root, "curl/README", "curl is a tool for transferring data with URLs: postgres.")
+    write(root, "curl/NEWS.Debian", "The default TLS backend changed to OpenSSL.")
+    write(root, "tar/ChangeLog", "Support for zstd compression.")
+    write(root, "tar/readme.md", "---\ntitle: Tar notes\n---\nMarkdown as before.")
+    write(root, "notes/shopping", "no extension and no convention: not read")
+    write(root, "keys/README.pem", "would fail loudly if read")
+    run(db, root)
+    docs = documents(db)
+    assert {p: (d["stage"], d["error_class"]) for p, d in docs.items()} == {
+        "curl/README": ("chunked", None),
+        "curl/NEWS.Debian": ("chunked", None),
+        "tar/ChangeLog": ("chunked", None),
+        "tar/readme.md": ("chunked", None),
+        "notes/shopping": ("skipped", "unsupported_extension"),
+        "keys/README.pem": ("skipped", "excluded_sensitive"),
+    }
+    assert docs["tar/readme.md"]["title"] == "Tar notes"  # its frontmatter read: still Markdown
+    with db.connect() as conn:
+        (body,) = conn.execute(
+            "select c.body from exo_private.chunks c join exo_private.documents d on d.id = c.document_id"
+            " where d.path = 'tar/ChangeLog'"
+        ).fetchone()
+    assert "zstd compression" in body
+    # a file the walk skipped before is read once it no longer does, however unchanged it is
+    write(root, ".exoignore", "tar/ChangeLog\n")
+    run(db, root)
+    assert documents(db)["tar/ChangeLog"]["error_class"] == "ignored"
+    (root / ".exoignore").unlink()
+    run(db, root)
+    assert documents(db)["tar/ChangeLog"]["stage"] == "chunked"
+
+
 def test_exoignore_leaves_out_what_it_matches_and_forgets_what_it_had(db, tmp_path):
     """A .exoignore at the source's root (gitignore syntax): a matched file is skipped by name, a
     matched folder is one skipped entry that is never listed, and what they held before is gone."""

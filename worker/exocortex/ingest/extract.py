@@ -725,12 +725,13 @@ def _check_file(path: Path, max_bytes: int) -> None:
         raise ExtractionError("empty", "zero bytes")
 
 
-def extract(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Extracted:
-    """Extract a file's text by its extension; every failure is an `ExtractionError`.
+def extract(path: Path, max_bytes: int = MAX_FILE_BYTES, extension: str | None = None) -> Extracted:
+    """Extract a file's text by its extension (the scan's, where it gave one: "txt" for a
+    "README"; else the name's); every failure is an `ExtractionError`.
 
     A file over max_bytes is refused before it is read (too_large)."""
     path = Path(path)
-    extractor = EXTRACTORS.get(path.suffix.lower().removeprefix("."))
+    extractor = EXTRACTORS.get(extension if extension is not None else path.suffix.lower().removeprefix("."))
     if extractor is None:
         raise ExtractionError(
             "unsupported", f"no extractor for {path.suffix or 'a file without an extension'!r}"

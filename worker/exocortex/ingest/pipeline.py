@@ -33,7 +33,7 @@ from exocortex.config import Config
 from exocortex.db import connect, role_url, transaction
 from exocortex.ingest.extract import EXTRACTOR_VERSION, PLAIN_TEXT_EXTENSIONS, ExtractionError, cut_header
 from exocortex.ingest.sandbox import Limits, Sandbox
-from exocortex.ingest.scan import Entry, Walk
+from exocortex.ingest.scan import WALK_SKIPS, Entry, Walk
 
 BATCH = 50
 #: How many failed or skipped files the summary names (exo documents lists them all).
@@ -410,6 +410,9 @@ class Ingest:
                 and prior.size == entry.size
                 and prior.mtime_ns == entry.mtime_ns
                 and prior.stage in SETTLED
+                # one the walk skipped before is read now that it does not ("README", taken as text
+                # since; one no longer ignored)
+                and not (prior.stage == "skipped" and prior.error_class in WALK_SKIPS)
                 # one skipped as too large to be prose is read once it is allowed (or the limit rose)
                 and not (prior.error_class == "large_text" and not self._over_text_limit(entry))
             ):

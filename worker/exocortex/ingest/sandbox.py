@@ -194,7 +194,7 @@ class Sandbox:
 
 def _answer(request: dict) -> tuple[dict, bytes]:
     try:
-        result = extract(Path(request["path"]), request["max_bytes"])
+        result = extract(Path(request["path"]), request["max_bytes"], request["extension"])
         if is_junk(result.text):
             raise ExtractionError("junk", "over 90% of lines are delimiter-dense data")
         links = wiki_links(result.text) if request["extension"] == "md" else []

@@ -2,7 +2,8 @@
 
 The extension allowlist and the sensitive-file exclusion are a security
 boundary: they look only at names (and lstat), never at contents, and when in
-doubt they exclude. Directories are pruned as the walk goes, so excluded
+doubt they exclude. A conventional documentation name ("README", "NEWS.Debian":
+DOCUMENTATION_NAMES) is read as text, by its name too. Directories are pruned as the walk goes, so excluded
 folders are never listed and symbolic links are never followed.
 
 The walk is iterative and goes from folder to folder through directory file
@@ -50,6 +51,22 @@ ALLOWED_EXTENSIONS = frozenset(
         "eml",
     ]
 )
+
+#: The names a software project, a package or a folder of notes gives its plain-text
+#: documentation by convention (the GNU coding standards' and their kin), read as text whether
+#: they have no extension ("README", "ChangeLog") or one that only says of what ("README.Debian",
+#: "NEWS.source", "TODO.anacron"): the part before the first dot is one of these, case ignored.
+DOCUMENTATION_NAMES = frozenset(
+    ["readme", "news", "todo", "changes", "changelog", "authors", "install", "hacking", "bugs",
+     "thanks", "faq", "contributing", "history", "copying", "license", "notice"]
+)  # fmt: skip
+
+#: Why the walk does not read a file (Entry.skip), decided anew on every walk: a file it skipped
+#: before and reads now (a rule or the .exoignore changed) is read, however unchanged it is.
+WALK_SKIPS = frozenset(
+    ["excluded_sensitive", "unsupported_extension", "symlink", "special_file", "hidden", "ignored",
+     "unreadable", "path_too_long"]
+)  # fmt: skip
 
 #: Key stores and key files, excluded whatever their names say.
 SENSITIVE_EXTENSIONS = frozenset(
@@ -125,8 +142,7 @@ class Entry:
     size: int
     mtime_ns: int
     skip: str | None = None
-    """Why the file is not read: excluded_sensitive, unsupported_extension, symlink,
-    special_file, hidden, ignored, unreadable, path_too_long. None for a file to ingest."""
+    """Why the file is not read (one of WALK_SKIPS). None for a file to ingest."""
     detail: str = ""
 
 
@@ -320,6 +336,8 @@ class Walk:
     def _entry(self, rel: bytes, name: str, info: os.stat_result | None, skip: str | None = None,
                detail: str = "") -> Entry:  # fmt: skip
         ext = name.rsplit(".", 1)[-1].lower() if "." in name.strip(".") else ""
+        if ext not in ALLOWED_EXTENSIONS and name.split(".", 1)[0].lower() in DOCUMENTATION_NAMES:
+            ext = "txt"
         size, mtime_ns = (info.st_size, info.st_mtime_ns) if info else (0, 0)
         absolute = Path(os.fsdecode(self._root_bytes + b"/" + rel))
         return Entry(rel, display_path(rel), absolute, ext, size, mtime_ns, skip, detail)
