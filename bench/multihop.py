@@ -42,7 +42,7 @@ from exocortex.eval.ground_truth import WORKSPACE, chat_endpoint
 from exocortex.ingest import pipeline
 from exocortex.ingest.chat import import_chat
 from exocortex.ops.migrate import scratch_database
-from exocortex.plpy.relation_paths import family_pattern, relation_path
+from exocortex.plpy.relation_paths import family_pattern, relation_steps
 from exocortex.worker import queries
 from exocortex.worker.loop import Worker
 
@@ -254,7 +254,7 @@ def explain_at_scale(cfg: config.Config, n: int) -> str:
                 "select id from exo_private.entities where canonical_key = %s", (key,)
             ).fetchone()[0]
             for asked in ("the daughter-in-law of", "the mother-in-law of the daughter-in-law of"):
-                hops = [family_pattern(hop) for hop in relation_path(f"{asked} {key}", [key])]
+                hops = [family_pattern(hop) for hop, _ in relation_steps(f"{asked} {key}", [key])]
                 args = (start, ["current", "recent"], hops)
                 cursor.execute(call, args)  # warm
                 cursor.execute("explain (analyze, buffers, costs off) " + call, args)

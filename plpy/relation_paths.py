@@ -182,11 +182,6 @@ def relation_steps(question, anchors):
     return path[:MAX_HOPS]
 
 
-def relation_path(question, anchors):
-    """The families of relation_steps' hops, in order."""
-    return [families for families, _ in relation_steps(question, anchors)]
-
-
 def goes_to(subject, predicate, obj, to, end):
     """Whether a relation (subject, predicate, object), walked to `to`, reaches the end a hop asks
     for (WORD_ENDS: the parent, the child, or None: either): the parent of PARENT_OF is its

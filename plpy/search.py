@@ -74,7 +74,7 @@ _NEGATED = re.compile(r"\b\w+n['\u2019]t\b", re.I)
 def content_words(query):
     """Distinct words of the query that are not stopwords nor negated auxiliaries, in order."""
     seen = []
-    for word in query_words(_NEGATED.sub(" ", query or "")):
+    for word in query_words(_NEGATED.sub(" ", (query or "")[:MAX_QUERY_CHARS])):
         if word not in STOPWORDS and word not in seen:
             seen.append(word)
     return seen
@@ -537,8 +537,9 @@ def answer_check(
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
     candidate that holds a common string the question writes (an identifier more passages hold
     than a pool needs) answers: only now, as "HP-UX" of "Why won't the HP-UX depot install?" is
-    in passages on other software where "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
-    one when no sentence of the passages a packet shows that holds one of its words comes within
+    in passages on other software where "depot" is in none. Last, where its words are used:
+    nothing answers a question of FAR_WORDS content words or more that names no one when no
+    sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
     a passage on the memory's subject shares a question's words without saying what it asks ("How

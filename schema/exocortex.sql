@@ -4310,7 +4310,7 @@ _NEGATED = re.compile(r"\b\w+n['\u2019]t\b", re.I)
 def content_words(query):
     """Distinct words of the query that are not stopwords nor negated auxiliaries, in order."""
     seen = []
-    for word in query_words(_NEGATED.sub(" ", query or "")):
+    for word in query_words(_NEGATED.sub(" ", (query or "")[:MAX_QUERY_CHARS])):
         if word not in STOPWORDS and word not in seen:
             seen.append(word)
     return seen
@@ -4743,8 +4743,9 @@ def answer_check(
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
     candidate that holds a common string the question writes (an identifier more passages hold
     than a pool needs) answers: only now, as "HP-UX" of "Why won't the HP-UX depot install?" is
-    in passages on other software where "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
-    one when no sentence of the passages a packet shows that holds one of its words comes within
+    in passages on other software where "depot" is in none. Last, where its words are used:
+    nothing answers a question of FAR_WORDS content words or more that names no one when no
+    sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
     a passage on the memory's subject shares a question's words without saying what it asks ("How
@@ -7236,7 +7237,7 @@ _NEGATED = re.compile(r"\b\w+n['\u2019]t\b", re.I)
 def content_words(query):
     """Distinct words of the query that are not stopwords nor negated auxiliaries, in order."""
     seen = []
-    for word in query_words(_NEGATED.sub(" ", query or "")):
+    for word in query_words(_NEGATED.sub(" ", (query or "")[:MAX_QUERY_CHARS])):
         if word not in STOPWORDS and word not in seen:
             seen.append(word)
     return seen
@@ -7669,8 +7670,9 @@ def answer_check(
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
     candidate that holds a common string the question writes (an identifier more passages hold
     than a pool needs) answers: only now, as "HP-UX" of "Why won't the HP-UX depot install?" is
-    in passages on other software where "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
-    one when no sentence of the passages a packet shows that holds one of its words comes within
+    in passages on other software where "depot" is in none. Last, where its words are used:
+    nothing answers a question of FAR_WORDS content words or more that names no one when no
+    sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
     a passage on the memory's subject shares a question's words without saying what it asks ("How
@@ -9497,7 +9499,7 @@ _NEGATED = re.compile(r"\b\w+n['\u2019]t\b", re.I)
 def content_words(query):
     """Distinct words of the query that are not stopwords nor negated auxiliaries, in order."""
     seen = []
-    for word in query_words(_NEGATED.sub(" ", query or "")):
+    for word in query_words(_NEGATED.sub(" ", (query or "")[:MAX_QUERY_CHARS])):
         if word not in STOPWORDS and word not in seen:
             seen.append(word)
     return seen
@@ -9930,8 +9932,9 @@ def answer_check(
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
     candidate that holds a common string the question writes (an identifier more passages hold
     than a pool needs) answers: only now, as "HP-UX" of "Why won't the HP-UX depot install?" is
-    in passages on other software where "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
-    one when no sentence of the passages a packet shows that holds one of its words comes within
+    in passages on other software where "depot" is in none. Last, where its words are used:
+    nothing answers a question of FAR_WORDS content words or more that names no one when no
+    sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
     a passage on the memory's subject shares a question's words without saying what it asks ("How
@@ -11724,7 +11727,7 @@ _NEGATED = re.compile(r"\b\w+n['\u2019]t\b", re.I)
 def content_words(query):
     """Distinct words of the query that are not stopwords nor negated auxiliaries, in order."""
     seen = []
-    for word in query_words(_NEGATED.sub(" ", query or "")):
+    for word in query_words(_NEGATED.sub(" ", (query or "")[:MAX_QUERY_CHARS])):
         if word not in STOPWORDS and word not in seen:
             seen.append(word)
     return seen
@@ -12157,8 +12160,9 @@ def answer_check(
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
     candidate that holds a common string the question writes (an identifier more passages hold
     than a pool needs) answers: only now, as "HP-UX" of "Why won't the HP-UX depot install?" is
-    in passages on other software where "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
-    one when no sentence of the passages a packet shows that holds one of its words comes within
+    in passages on other software where "depot" is in none. Last, where its words are used:
+    nothing answers a question of FAR_WORDS content words or more that names no one when no
+    sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
     a passage on the memory's subject shares a question's words without saying what it asks ("How
@@ -14355,7 +14359,7 @@ _NEGATED = re.compile(r"\b\w+n['\u2019]t\b", re.I)
 def content_words(query):
     """Distinct words of the query that are not stopwords nor negated auxiliaries, in order."""
     seen = []
-    for word in query_words(_NEGATED.sub(" ", query or "")):
+    for word in query_words(_NEGATED.sub(" ", (query or "")[:MAX_QUERY_CHARS])):
         if word not in STOPWORDS and word not in seen:
             seen.append(word)
     return seen
@@ -14788,8 +14792,9 @@ def answer_check(
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
     candidate that holds a common string the question writes (an identifier more passages hold
     than a pool needs) answers: only now, as "HP-UX" of "Why won't the HP-UX depot install?" is
-    in passages on other software where "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
-    one when no sentence of the passages a packet shows that holds one of its words comes within
+    in passages on other software where "depot" is in none. Last, where its words are used:
+    nothing answers a question of FAR_WORDS content words or more that names no one when no
+    sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
     a passage on the memory's subject shares a question's words without saying what it asks ("How
@@ -16807,7 +16812,7 @@ _NEGATED = re.compile(r"\b\w+n['\u2019]t\b", re.I)
 def content_words(query):
     """Distinct words of the query that are not stopwords nor negated auxiliaries, in order."""
     seen = []
-    for word in query_words(_NEGATED.sub(" ", query or "")):
+    for word in query_words(_NEGATED.sub(" ", (query or "")[:MAX_QUERY_CHARS])):
         if word not in STOPWORDS and word not in seen:
             seen.append(word)
     return seen
@@ -17240,8 +17245,9 @@ def answer_check(
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
     candidate that holds a common string the question writes (an identifier more passages hold
     than a pool needs) answers: only now, as "HP-UX" of "Why won't the HP-UX depot install?" is
-    in passages on other software where "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
-    one when no sentence of the passages a packet shows that holds one of its words comes within
+    in passages on other software where "depot" is in none. Last, where its words are used:
+    nothing answers a question of FAR_WORDS content words or more that names no one when no
+    sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
     a passage on the memory's subject shares a question's words without saying what it asks ("How
@@ -35624,7 +35630,7 @@ _NEGATED = re.compile(r"\b\w+n['\u2019]t\b", re.I)
 def content_words(query):
     """Distinct words of the query that are not stopwords nor negated auxiliaries, in order."""
     seen = []
-    for word in query_words(_NEGATED.sub(" ", query or "")):
+    for word in query_words(_NEGATED.sub(" ", (query or "")[:MAX_QUERY_CHARS])):
         if word not in STOPWORDS and word not in seen:
             seen.append(word)
     return seen
@@ -36057,8 +36063,9 @@ def answer_check(
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
     candidate that holds a common string the question writes (an identifier more passages hold
     than a pool needs) answers: only now, as "HP-UX" of "Why won't the HP-UX depot install?" is
-    in passages on other software where "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
-    one when no sentence of the passages a packet shows that holds one of its words comes within
+    in passages on other software where "depot" is in none. Last, where its words are used:
+    nothing answers a question of FAR_WORDS content words or more that names no one when no
+    sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
     a passage on the memory's subject shares a question's words without saying what it asks ("How
@@ -37767,7 +37774,7 @@ _NEGATED = re.compile(r"\b\w+n['\u2019]t\b", re.I)
 def content_words(query):
     """Distinct words of the query that are not stopwords nor negated auxiliaries, in order."""
     seen = []
-    for word in query_words(_NEGATED.sub(" ", query or "")):
+    for word in query_words(_NEGATED.sub(" ", (query or "")[:MAX_QUERY_CHARS])):
         if word not in STOPWORDS and word not in seen:
             seen.append(word)
     return seen
@@ -38200,8 +38207,9 @@ def answer_check(
     does one word of a phrase ("daily" of "the daily standup") where the rest is held. Then a
     candidate that holds a common string the question writes (an identifier more passages hold
     than a pool needs) answers: only now, as "HP-UX" of "Why won't the HP-UX depot install?" is
-    in passages on other software where "depot" is in none. Last, where its words are used: nothing answers a question of FAR_WORDS content words or more that names no
-    one when no sentence of the passages a packet shows that holds one of its words comes within
+    in passages on other software where "depot" is in none. Last, where its words are used:
+    nothing answers a question of FAR_WORDS content words or more that names no one when no
+    sentence of the passages a packet shows that holds one of its words comes within
     `sentence_far` of it (nearest_sentence(words) -> the greatest similarity, or None when it
     cannot be had, as where one is a chat window or a record: document_sentences):
     a passage on the memory's subject shares a question's words without saying what it asks ("How
@@ -41340,10 +41348,6 @@ def relation_steps(question, anchors):
         path.extend(steps)
         last = word
     return path[:MAX_HOPS]
-
-def relation_path(question, anchors):
-    """The families of relation_steps' hops, in order."""
-    return [families for families, _ in relation_steps(question, anchors)]
 
 def goes_to(subject, predicate, obj, to, end):
     """Whether a relation (subject, predicate, object), walked to `to`, reaches the end a hop asks

@@ -3,8 +3,9 @@
 The extension allowlist and the sensitive-file exclusion are a security
 boundary: they look only at names (and lstat), never at contents, and when in
 doubt they exclude. A conventional documentation name ("README", "NEWS.Debian":
-DOCUMENTATION_NAMES) is read as text, by its name too. Directories are pruned as the walk goes, so excluded
-folders are never listed and symbolic links are never followed.
+DOCUMENTATION_NAMES) is read as text, by its name too. Directories are pruned as
+the walk goes, so excluded folders are never listed and symbolic links are never
+followed.
 
 The walk is iterative and goes from folder to folder through directory file
 descriptors (openat), holding one at a time and climbing back through "..",
