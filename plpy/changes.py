@@ -117,6 +117,38 @@ def asks_now(query, report):
     return bool(words & PRESENT or verb) and not words & PAST
 
 
+# What a question asks for, by its question words, the first that matches: a quantity ("how
+# many", "how long"), a time ("when", "what day") or a name ("who", "where", "which", "what is
+# the name of ..."); and the kinds of value (statement()) that answer each.
+_ASKED_KINDS = (
+    ("quantity", re.compile(r"\bhow (?:many|much|long|far|old|often|big)\b")),
+    ("time", re.compile(r"\b(?:when|what (?:time|day|date|year)|which (?:day|date|year))\b")),
+    ("name", re.compile(r"\b(?:who|whom|whose|where|which|name|called)\b")),
+)
+_KINDS_ANSWERING = {
+    "quantity": lambda kind: kind.startswith("number") or kind == "money",
+    "time": lambda kind: kind in ("date", "time", "weekday", "month"),
+    "name": lambda kind: kind.startswith("name"),
+}
+
+
+def asked_kind(query):
+    """What kind of value the question asks for ("quantity", "time", "name"), or None."""
+    words = " ".join(query_words(query))
+    return next((kind for kind, asking in _ASKED_KINDS if asking.search(words)), None)
+
+
+def states_asked(query, texts):
+    """For each text (a chat message, its labels stripped), whether it states a value of the kind
+    the question asks for, none the question writes ("Officially a Porto resident now" for "Where
+    does Priya live now?"); None when the question asks for no kind."""
+    kind = asked_kind(query)
+    if kind is None:
+        return None
+    asked = set(query_words(query))
+    return [any(_KINDS_ANSWERING[kind](k) for k, _ in statement(t, asked)[0]) for t in texts]
+
+
 def time_named(query, report):
     """The last day of the time a question asks about (report.temporal's span), where one of its
     signals is said as when ("on Friday", "in 2023", "this week for the launch") rather than as a

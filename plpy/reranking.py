@@ -127,14 +127,49 @@ def rerank_embedding(pool, t0):
             ],
         )
     }
+    add_message_similarity(pool.db, pool.candidates, text, pool.model["id"])
     # Cosine similarity is already on a common scale: clipped, not stretched.
-    relevance = {c["chunk_id"]: min(1.0, max(0.0, sims.get(c["chunk_id"]) or 0.0)) for c in pool.candidates}
+    relevance = {
+        c["chunk_id"]: min(1.0, max(0.0, window_similarity(sims.get(c["chunk_id"]), c["chat"]) or 0.0))
+        for c in pool.candidates
+    }
     pool.similarity = relevance  # whether anything answers at all (search.answer_check) reads it
     return relevance, {
         "outcome": "answered",
         "ms": elapsed_ms(t0),
         "without_vector": sum(1 for c in pool.candidates if c["chunk_id"] not in sims),
     }
+
+
+def add_message_similarity(db, candidates, vector, model_id):
+    """Each chat candidate's messages' cosine similarity to the query vector (chat.similarity, in
+    the order of chat.message_ids; null for a message without a vector), where it has none yet:
+    the rerank weighs a window by its best message, and the packet's excerpt shows the message
+    that answers, which often shares no word with the question."""
+    chats = [c for c in candidates if c["chat"] and "similarity" not in c["chat"]]
+    if not chats:
+        return
+    sims = {
+        r["message_id"]: r["similarity"]
+        for r in db.run(
+            "message_similarity",
+            "select * from exo_private.message_similarity($1, $2, $3)",
+            ["bigint[]", "text", "int"],
+            [[m for c in chats for m in c["chat"]["message_ids"]], vector, model_id],
+        )
+    }
+    for c in chats:
+        c["chat"] = dict(c["chat"], similarity=[sims.get(m) for m in c["chat"]["message_ids"]])
+
+
+def window_similarity(similarity, chat):
+    """A candidate's similarity to the question; for a chat window, the mean of its own and its
+    most similar message's. A window holds many messages, and its vector blurs the one that answers
+    ("Where does Tomas live now?" / "Big news: I moved to Leipzig today!") among small talk."""
+    best = max((s for s in (chat or {}).get("similarity") or [] if s is not None), default=None)
+    if similarity is None or best is None:
+        return similarity
+    return (similarity + best) / 2
 
 
 def rerank_remote(pool, backend):

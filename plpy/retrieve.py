@@ -13,12 +13,12 @@ import datetime
 import json
 import time
 
-from changes import asks_now, stated
+from changes import asks_now, stated, states_asked
 from meaning import session_meaning
 from months import MONTHS
 from query_analysis import Question, active_model, choose_workspaces, elapsed_ms, load_settings
 from query_embedding import QueryEmbedding
-from reranking import RerankPool, rerank_relevance
+from reranking import RerankPool, add_message_similarity, rerank_relevance
 from search import (
     COMMON_WORD_CHUNKS,
     MAX_INPUT_CHARS,
@@ -26,6 +26,7 @@ from search import (
     answer_words,
     asked_phrase,
     asks_present,
+    chat_messages,
     citation,
     deterministic_relevance,
     document_sentences,
@@ -34,6 +35,7 @@ from search import (
     named_days,
     rank,
     released,
+    said,
     searched_text,
     stem,
     stems,
@@ -187,27 +189,18 @@ def personal_setup(db, profile, chosen, report):
     return personal
 
 
-def add_message_similarity(db, results, embedding, model, report):
-    """Each chat result's messages' cosine similarity to the query (chat.similarity, in the order
-    of chat.message_ids; null for a message without a vector): the packet's excerpt shows the
-    message that answers, which often shares no word with the question. Nothing without a query
-    vector."""
+def add_result_message_reading(db, query, results, embedding, model, report):
+    """What the excerpt of a chat result reads of each message: its similarity to the query
+    (reranking.add_message_similarity, where the rerank did not ask it; none without a query
+    vector) and whether it states a value of the kind the question asks for (states_asked)."""
     chats = [c for c in results if c["chat"]]
     vector = embedding.vector(report) if chats and model["id"] is not None else None
-    if vector is None:
-        return
-    ids = [m for c in chats for m in c["chat"]["message_ids"]]
-    sims = {
-        r["message_id"]: r["similarity"]
-        for r in db.run(
-            "message_similarity",
-            "select * from exo_private.message_similarity($1, $2, $3)",
-            ["bigint[]", "text", "int"],
-            [ids, vector, model["id"]],
-        )
-    }
+    if vector is not None:
+        add_message_similarity(db, chats, vector, model["id"])
     for c in chats:
-        c["chat"] = dict(c["chat"], similarity=[sims.get(m) for m in c["chat"]["message_ids"]])
+        told = states_asked(query, [said(m) for m in chat_messages(c["body"])])
+        if told is not None:
+            c["chat"] = dict(c["chat"], states_asked=told)
 
 
 def nearest_sentence(question, words, candidates, embedding, settings, report, SD, GD):
@@ -388,7 +381,7 @@ def run(
             t = time.monotonic()
             later = successors(search, ranked, bands, {c["chunk_id"] for c in candidates})
             timings["successors"] = elapsed_ms(t)
-        add_message_similarity(db, ranked[:k], embedding, model, report)
+        add_result_message_reading(db, q.text, ranked[:k], embedding, model, report)
     finally:
         embedding.close()
 

@@ -5223,12 +5223,20 @@ ANSWER_COVERAGE = 2 / 3
 # Portugal?").
 WORDS_SAID_WEIGHT = 0.3
 
-def answering_message(messages, words, similarity=None, names_sender=False):
+# A message that states a value of the kind the question asks for (a name for "where", "who"; a
+# time for "when"; a quantity for "how many") adds this much to its similarity: the name of a
+# question's sender pulls that person's short lines ("Priya Okafor: Lol yes Anyway." 0.55 against
+# "Priya Okafor: Officially a Porto resident now, the move went fine." 0.52 for "Where does Priya
+# live now?").
+ASKED_KIND_WEIGHT = 0.1
+
+def answering_message(messages, words, similarity=None, names_sender=False, states_asked=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
     words) and asks nothing itself, the most similar such; else the message most similar to the
     question (`similarity`, one per message, from their vectors), with WORDS_SAID_WEIGHT for the
-    share of `words` it says when it asks nothing and the question names a sender; or else the
-    one richest in `words`."""
+    share of `words` it says when it asks nothing and the question names a sender, and
+    ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the question asks for
+    (`states_asked`, one per message); or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
@@ -5242,8 +5250,12 @@ def answering_message(messages, words, similarity=None, names_sender=False):
     if holding:
         return max(holding, key=lambda i: (shares[i], close(i), -i))
     weight = WORDS_SAID_WEIGHT if names_sender else 0.0
+    kinds = states_asked if states_asked and len(states_asked) == len(messages) else [False] * len(messages)
     if known:
-        return max(range(len(messages)), key=lambda i: close(i) + (0.0 if asks[i] else weight * shares[i]))
+        return max(
+            range(len(messages)),
+            key=lambda i: close(i) + (0.0 if asks[i] else weight * shares[i] + ASKED_KIND_WEIGHT * kinds[i]),
+        )
     return richest_unit(messages, words)
 
 def asked_of_chat(c, words):
@@ -5258,7 +5270,10 @@ def chat_answering(c, words):
     """(messages, index): a chat window's messages (chat_messages) and its answering one's index."""
     messages = chat_messages(c["body"])
     asked, names_sender = asked_of_chat(c, words)
-    return messages, answering_message(messages, asked, c["chat"].get("similarity"), names_sender)
+    chat = c["chat"]
+    return messages, answering_message(
+        messages, asked, chat.get("similarity"), names_sender, chat.get("states_asked")
+    )
 
 def answering_line(c, words):
     """The line a candidate's excerpt centres on: the answering message of a chat window, with its
@@ -5273,9 +5288,18 @@ def answering_line(c, words):
     a, b = spans[richest_sentence(text, spans, words)]
     return text[a:b]
 
-def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False, also=None):
-    """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
-    one per message, from their vectors) or else the one richest in `words` in what it says
+def chat_excerpt(
+    body,
+    words,
+    max_chars,
+    similarity=None,
+    context_chars=None,
+    names_sender=False,
+    also=None,
+    states_asked=None,
+):
+    """Whole messages of a chat chunk: the message answering_message() chooses (by `similarity`,
+    one per message, from their vectors, and `states_asked`) or else the one richest in `words` in what it says
     (said(); compared by their first five letters, as coverage() does), whole up to max_chars
     with the reply when it asks a question, or with the run to message `also` (its index: one
     that tells another value of what it tells), and its neighbours while the excerpt stays within
@@ -5288,7 +5312,7 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, na
     if len(text) <= room:
         return text
     messages = chat_messages(text)
-    best = answering_message(messages, words, similarity, names_sender)
+    best = answering_message(messages, words, similarity, names_sender, states_asked)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
     newer = best if also is None else max(best, also)
@@ -5335,8 +5359,16 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
+        chat = c["chat"]
         return chat_excerpt(
-            body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender, c.get("also_at")
+            body,
+            asked,
+            max_chars,
+            chat.get("similarity"),
+            chat_chars,
+            names_sender,
+            c.get("also_at"),
+            chat.get("states_asked"),
         )
     return excerpt(c["body"], words, max_chars, shown)
 
@@ -8150,12 +8182,20 @@ ANSWER_COVERAGE = 2 / 3
 # Portugal?").
 WORDS_SAID_WEIGHT = 0.3
 
-def answering_message(messages, words, similarity=None, names_sender=False):
+# A message that states a value of the kind the question asks for (a name for "where", "who"; a
+# time for "when"; a quantity for "how many") adds this much to its similarity: the name of a
+# question's sender pulls that person's short lines ("Priya Okafor: Lol yes Anyway." 0.55 against
+# "Priya Okafor: Officially a Porto resident now, the move went fine." 0.52 for "Where does Priya
+# live now?").
+ASKED_KIND_WEIGHT = 0.1
+
+def answering_message(messages, words, similarity=None, names_sender=False, states_asked=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
     words) and asks nothing itself, the most similar such; else the message most similar to the
     question (`similarity`, one per message, from their vectors), with WORDS_SAID_WEIGHT for the
-    share of `words` it says when it asks nothing and the question names a sender; or else the
-    one richest in `words`."""
+    share of `words` it says when it asks nothing and the question names a sender, and
+    ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the question asks for
+    (`states_asked`, one per message); or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
@@ -8169,8 +8209,12 @@ def answering_message(messages, words, similarity=None, names_sender=False):
     if holding:
         return max(holding, key=lambda i: (shares[i], close(i), -i))
     weight = WORDS_SAID_WEIGHT if names_sender else 0.0
+    kinds = states_asked if states_asked and len(states_asked) == len(messages) else [False] * len(messages)
     if known:
-        return max(range(len(messages)), key=lambda i: close(i) + (0.0 if asks[i] else weight * shares[i]))
+        return max(
+            range(len(messages)),
+            key=lambda i: close(i) + (0.0 if asks[i] else weight * shares[i] + ASKED_KIND_WEIGHT * kinds[i]),
+        )
     return richest_unit(messages, words)
 
 def asked_of_chat(c, words):
@@ -8185,7 +8229,10 @@ def chat_answering(c, words):
     """(messages, index): a chat window's messages (chat_messages) and its answering one's index."""
     messages = chat_messages(c["body"])
     asked, names_sender = asked_of_chat(c, words)
-    return messages, answering_message(messages, asked, c["chat"].get("similarity"), names_sender)
+    chat = c["chat"]
+    return messages, answering_message(
+        messages, asked, chat.get("similarity"), names_sender, chat.get("states_asked")
+    )
 
 def answering_line(c, words):
     """The line a candidate's excerpt centres on: the answering message of a chat window, with its
@@ -8200,9 +8247,18 @@ def answering_line(c, words):
     a, b = spans[richest_sentence(text, spans, words)]
     return text[a:b]
 
-def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False, also=None):
-    """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
-    one per message, from their vectors) or else the one richest in `words` in what it says
+def chat_excerpt(
+    body,
+    words,
+    max_chars,
+    similarity=None,
+    context_chars=None,
+    names_sender=False,
+    also=None,
+    states_asked=None,
+):
+    """Whole messages of a chat chunk: the message answering_message() chooses (by `similarity`,
+    one per message, from their vectors, and `states_asked`) or else the one richest in `words` in what it says
     (said(); compared by their first five letters, as coverage() does), whole up to max_chars
     with the reply when it asks a question, or with the run to message `also` (its index: one
     that tells another value of what it tells), and its neighbours while the excerpt stays within
@@ -8215,7 +8271,7 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, na
     if len(text) <= room:
         return text
     messages = chat_messages(text)
-    best = answering_message(messages, words, similarity, names_sender)
+    best = answering_message(messages, words, similarity, names_sender, states_asked)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
     newer = best if also is None else max(best, also)
@@ -8262,8 +8318,16 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
+        chat = c["chat"]
         return chat_excerpt(
-            body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender, c.get("also_at")
+            body,
+            asked,
+            max_chars,
+            chat.get("similarity"),
+            chat_chars,
+            names_sender,
+            c.get("also_at"),
+            chat.get("states_asked"),
         )
     return excerpt(c["body"], words, max_chars, shown)
 
@@ -10412,12 +10476,20 @@ ANSWER_COVERAGE = 2 / 3
 # Portugal?").
 WORDS_SAID_WEIGHT = 0.3
 
-def answering_message(messages, words, similarity=None, names_sender=False):
+# A message that states a value of the kind the question asks for (a name for "where", "who"; a
+# time for "when"; a quantity for "how many") adds this much to its similarity: the name of a
+# question's sender pulls that person's short lines ("Priya Okafor: Lol yes Anyway." 0.55 against
+# "Priya Okafor: Officially a Porto resident now, the move went fine." 0.52 for "Where does Priya
+# live now?").
+ASKED_KIND_WEIGHT = 0.1
+
+def answering_message(messages, words, similarity=None, names_sender=False, states_asked=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
     words) and asks nothing itself, the most similar such; else the message most similar to the
     question (`similarity`, one per message, from their vectors), with WORDS_SAID_WEIGHT for the
-    share of `words` it says when it asks nothing and the question names a sender; or else the
-    one richest in `words`."""
+    share of `words` it says when it asks nothing and the question names a sender, and
+    ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the question asks for
+    (`states_asked`, one per message); or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
@@ -10431,8 +10503,12 @@ def answering_message(messages, words, similarity=None, names_sender=False):
     if holding:
         return max(holding, key=lambda i: (shares[i], close(i), -i))
     weight = WORDS_SAID_WEIGHT if names_sender else 0.0
+    kinds = states_asked if states_asked and len(states_asked) == len(messages) else [False] * len(messages)
     if known:
-        return max(range(len(messages)), key=lambda i: close(i) + (0.0 if asks[i] else weight * shares[i]))
+        return max(
+            range(len(messages)),
+            key=lambda i: close(i) + (0.0 if asks[i] else weight * shares[i] + ASKED_KIND_WEIGHT * kinds[i]),
+        )
     return richest_unit(messages, words)
 
 def asked_of_chat(c, words):
@@ -10447,7 +10523,10 @@ def chat_answering(c, words):
     """(messages, index): a chat window's messages (chat_messages) and its answering one's index."""
     messages = chat_messages(c["body"])
     asked, names_sender = asked_of_chat(c, words)
-    return messages, answering_message(messages, asked, c["chat"].get("similarity"), names_sender)
+    chat = c["chat"]
+    return messages, answering_message(
+        messages, asked, chat.get("similarity"), names_sender, chat.get("states_asked")
+    )
 
 def answering_line(c, words):
     """The line a candidate's excerpt centres on: the answering message of a chat window, with its
@@ -10462,9 +10541,18 @@ def answering_line(c, words):
     a, b = spans[richest_sentence(text, spans, words)]
     return text[a:b]
 
-def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False, also=None):
-    """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
-    one per message, from their vectors) or else the one richest in `words` in what it says
+def chat_excerpt(
+    body,
+    words,
+    max_chars,
+    similarity=None,
+    context_chars=None,
+    names_sender=False,
+    also=None,
+    states_asked=None,
+):
+    """Whole messages of a chat chunk: the message answering_message() chooses (by `similarity`,
+    one per message, from their vectors, and `states_asked`) or else the one richest in `words` in what it says
     (said(); compared by their first five letters, as coverage() does), whole up to max_chars
     with the reply when it asks a question, or with the run to message `also` (its index: one
     that tells another value of what it tells), and its neighbours while the excerpt stays within
@@ -10477,7 +10565,7 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, na
     if len(text) <= room:
         return text
     messages = chat_messages(text)
-    best = answering_message(messages, words, similarity, names_sender)
+    best = answering_message(messages, words, similarity, names_sender, states_asked)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
     newer = best if also is None else max(best, also)
@@ -10524,8 +10612,16 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
+        chat = c["chat"]
         return chat_excerpt(
-            body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender, c.get("also_at")
+            body,
+            asked,
+            max_chars,
+            chat.get("similarity"),
+            chat_chars,
+            names_sender,
+            c.get("also_at"),
+            chat.get("states_asked"),
         )
     return excerpt(c["body"], words, max_chars, shown)
 
@@ -11061,6 +11157,35 @@ def asks_now(query, report):
     words = set(ordered)
     verb = len(ordered) > 1 and ordered[0] in _WH and ordered[1].endswith("s") and len(ordered[1]) > 3
     return bool(words & PRESENT or verb) and not words & PAST
+
+# What a question asks for, by its question words, the first that matches: a quantity ("how
+# many", "how long"), a time ("when", "what day") or a name ("who", "where", "which", "what is
+# the name of ..."); and the kinds of value (statement()) that answer each.
+_ASKED_KINDS = (
+    ("quantity", re.compile(r"\bhow (?:many|much|long|far|old|often|big)\b")),
+    ("time", re.compile(r"\b(?:when|what (?:time|day|date|year)|which (?:day|date|year))\b")),
+    ("name", re.compile(r"\b(?:who|whom|whose|where|which|name|called)\b")),
+)
+_KINDS_ANSWERING = {
+    "quantity": lambda kind: kind.startswith("number") or kind == "money",
+    "time": lambda kind: kind in ("date", "time", "weekday", "month"),
+    "name": lambda kind: kind.startswith("name"),
+}
+
+def asked_kind(query):
+    """What kind of value the question asks for ("quantity", "time", "name"), or None."""
+    words = " ".join(query_words(query))
+    return next((kind for kind, asking in _ASKED_KINDS if asking.search(words)), None)
+
+def states_asked(query, texts):
+    """For each text (a chat message, its labels stripped), whether it states a value of the kind
+    the question asks for, none the question writes ("Officially a Porto resident now" for "Where
+    does Priya live now?"); None when the question asks for no kind."""
+    kind = asked_kind(query)
+    if kind is None:
+        return None
+    asked = set(query_words(query))
+    return [any(_KINDS_ANSWERING[kind](k) for k, _ in statement(t, asked)[0]) for t in texts]
 
 def time_named(query, report):
     """The last day of the time a question asks about (report.temporal's span), where one of its
@@ -12640,12 +12765,20 @@ ANSWER_COVERAGE = 2 / 3
 # Portugal?").
 WORDS_SAID_WEIGHT = 0.3
 
-def answering_message(messages, words, similarity=None, names_sender=False):
+# A message that states a value of the kind the question asks for (a name for "where", "who"; a
+# time for "when"; a quantity for "how many") adds this much to its similarity: the name of a
+# question's sender pulls that person's short lines ("Priya Okafor: Lol yes Anyway." 0.55 against
+# "Priya Okafor: Officially a Porto resident now, the move went fine." 0.52 for "Where does Priya
+# live now?").
+ASKED_KIND_WEIGHT = 0.1
+
+def answering_message(messages, words, similarity=None, names_sender=False, states_asked=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
     words) and asks nothing itself, the most similar such; else the message most similar to the
     question (`similarity`, one per message, from their vectors), with WORDS_SAID_WEIGHT for the
-    share of `words` it says when it asks nothing and the question names a sender; or else the
-    one richest in `words`."""
+    share of `words` it says when it asks nothing and the question names a sender, and
+    ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the question asks for
+    (`states_asked`, one per message); or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
@@ -12659,8 +12792,12 @@ def answering_message(messages, words, similarity=None, names_sender=False):
     if holding:
         return max(holding, key=lambda i: (shares[i], close(i), -i))
     weight = WORDS_SAID_WEIGHT if names_sender else 0.0
+    kinds = states_asked if states_asked and len(states_asked) == len(messages) else [False] * len(messages)
     if known:
-        return max(range(len(messages)), key=lambda i: close(i) + (0.0 if asks[i] else weight * shares[i]))
+        return max(
+            range(len(messages)),
+            key=lambda i: close(i) + (0.0 if asks[i] else weight * shares[i] + ASKED_KIND_WEIGHT * kinds[i]),
+        )
     return richest_unit(messages, words)
 
 def asked_of_chat(c, words):
@@ -12675,7 +12812,10 @@ def chat_answering(c, words):
     """(messages, index): a chat window's messages (chat_messages) and its answering one's index."""
     messages = chat_messages(c["body"])
     asked, names_sender = asked_of_chat(c, words)
-    return messages, answering_message(messages, asked, c["chat"].get("similarity"), names_sender)
+    chat = c["chat"]
+    return messages, answering_message(
+        messages, asked, chat.get("similarity"), names_sender, chat.get("states_asked")
+    )
 
 def answering_line(c, words):
     """The line a candidate's excerpt centres on: the answering message of a chat window, with its
@@ -12690,9 +12830,18 @@ def answering_line(c, words):
     a, b = spans[richest_sentence(text, spans, words)]
     return text[a:b]
 
-def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False, also=None):
-    """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
-    one per message, from their vectors) or else the one richest in `words` in what it says
+def chat_excerpt(
+    body,
+    words,
+    max_chars,
+    similarity=None,
+    context_chars=None,
+    names_sender=False,
+    also=None,
+    states_asked=None,
+):
+    """Whole messages of a chat chunk: the message answering_message() chooses (by `similarity`,
+    one per message, from their vectors, and `states_asked`) or else the one richest in `words` in what it says
     (said(); compared by their first five letters, as coverage() does), whole up to max_chars
     with the reply when it asks a question, or with the run to message `also` (its index: one
     that tells another value of what it tells), and its neighbours while the excerpt stays within
@@ -12705,7 +12854,7 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, na
     if len(text) <= room:
         return text
     messages = chat_messages(text)
-    best = answering_message(messages, words, similarity, names_sender)
+    best = answering_message(messages, words, similarity, names_sender, states_asked)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
     newer = best if also is None else max(best, also)
@@ -12752,8 +12901,16 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
+        chat = c["chat"]
         return chat_excerpt(
-            body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender, c.get("also_at")
+            body,
+            asked,
+            max_chars,
+            chat.get("similarity"),
+            chat_chars,
+            names_sender,
+            c.get("also_at"),
+            chat.get("states_asked"),
         )
     return excerpt(c["body"], words, max_chars, shown)
 
@@ -15272,12 +15429,20 @@ ANSWER_COVERAGE = 2 / 3
 # Portugal?").
 WORDS_SAID_WEIGHT = 0.3
 
-def answering_message(messages, words, similarity=None, names_sender=False):
+# A message that states a value of the kind the question asks for (a name for "where", "who"; a
+# time for "when"; a quantity for "how many") adds this much to its similarity: the name of a
+# question's sender pulls that person's short lines ("Priya Okafor: Lol yes Anyway." 0.55 against
+# "Priya Okafor: Officially a Porto resident now, the move went fine." 0.52 for "Where does Priya
+# live now?").
+ASKED_KIND_WEIGHT = 0.1
+
+def answering_message(messages, words, similarity=None, names_sender=False, states_asked=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
     words) and asks nothing itself, the most similar such; else the message most similar to the
     question (`similarity`, one per message, from their vectors), with WORDS_SAID_WEIGHT for the
-    share of `words` it says when it asks nothing and the question names a sender; or else the
-    one richest in `words`."""
+    share of `words` it says when it asks nothing and the question names a sender, and
+    ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the question asks for
+    (`states_asked`, one per message); or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
@@ -15291,8 +15456,12 @@ def answering_message(messages, words, similarity=None, names_sender=False):
     if holding:
         return max(holding, key=lambda i: (shares[i], close(i), -i))
     weight = WORDS_SAID_WEIGHT if names_sender else 0.0
+    kinds = states_asked if states_asked and len(states_asked) == len(messages) else [False] * len(messages)
     if known:
-        return max(range(len(messages)), key=lambda i: close(i) + (0.0 if asks[i] else weight * shares[i]))
+        return max(
+            range(len(messages)),
+            key=lambda i: close(i) + (0.0 if asks[i] else weight * shares[i] + ASKED_KIND_WEIGHT * kinds[i]),
+        )
     return richest_unit(messages, words)
 
 def asked_of_chat(c, words):
@@ -15307,7 +15476,10 @@ def chat_answering(c, words):
     """(messages, index): a chat window's messages (chat_messages) and its answering one's index."""
     messages = chat_messages(c["body"])
     asked, names_sender = asked_of_chat(c, words)
-    return messages, answering_message(messages, asked, c["chat"].get("similarity"), names_sender)
+    chat = c["chat"]
+    return messages, answering_message(
+        messages, asked, chat.get("similarity"), names_sender, chat.get("states_asked")
+    )
 
 def answering_line(c, words):
     """The line a candidate's excerpt centres on: the answering message of a chat window, with its
@@ -15322,9 +15494,18 @@ def answering_line(c, words):
     a, b = spans[richest_sentence(text, spans, words)]
     return text[a:b]
 
-def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False, also=None):
-    """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
-    one per message, from their vectors) or else the one richest in `words` in what it says
+def chat_excerpt(
+    body,
+    words,
+    max_chars,
+    similarity=None,
+    context_chars=None,
+    names_sender=False,
+    also=None,
+    states_asked=None,
+):
+    """Whole messages of a chat chunk: the message answering_message() chooses (by `similarity`,
+    one per message, from their vectors, and `states_asked`) or else the one richest in `words` in what it says
     (said(); compared by their first five letters, as coverage() does), whole up to max_chars
     with the reply when it asks a question, or with the run to message `also` (its index: one
     that tells another value of what it tells), and its neighbours while the excerpt stays within
@@ -15337,7 +15518,7 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, na
     if len(text) <= room:
         return text
     messages = chat_messages(text)
-    best = answering_message(messages, words, similarity, names_sender)
+    best = answering_message(messages, words, similarity, names_sender, states_asked)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
     newer = best if also is None else max(best, also)
@@ -15384,8 +15565,16 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
+        chat = c["chat"]
         return chat_excerpt(
-            body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender, c.get("also_at")
+            body,
+            asked,
+            max_chars,
+            chat.get("similarity"),
+            chat_chars,
+            names_sender,
+            c.get("also_at"),
+            chat.get("states_asked"),
         )
     return excerpt(c["body"], words, max_chars, shown)
 
@@ -17725,12 +17914,20 @@ ANSWER_COVERAGE = 2 / 3
 # Portugal?").
 WORDS_SAID_WEIGHT = 0.3
 
-def answering_message(messages, words, similarity=None, names_sender=False):
+# A message that states a value of the kind the question asks for (a name for "where", "who"; a
+# time for "when"; a quantity for "how many") adds this much to its similarity: the name of a
+# question's sender pulls that person's short lines ("Priya Okafor: Lol yes Anyway." 0.55 against
+# "Priya Okafor: Officially a Porto resident now, the move went fine." 0.52 for "Where does Priya
+# live now?").
+ASKED_KIND_WEIGHT = 0.1
+
+def answering_message(messages, words, similarity=None, names_sender=False, states_asked=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
     words) and asks nothing itself, the most similar such; else the message most similar to the
     question (`similarity`, one per message, from their vectors), with WORDS_SAID_WEIGHT for the
-    share of `words` it says when it asks nothing and the question names a sender; or else the
-    one richest in `words`."""
+    share of `words` it says when it asks nothing and the question names a sender, and
+    ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the question asks for
+    (`states_asked`, one per message); or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
@@ -17744,8 +17941,12 @@ def answering_message(messages, words, similarity=None, names_sender=False):
     if holding:
         return max(holding, key=lambda i: (shares[i], close(i), -i))
     weight = WORDS_SAID_WEIGHT if names_sender else 0.0
+    kinds = states_asked if states_asked and len(states_asked) == len(messages) else [False] * len(messages)
     if known:
-        return max(range(len(messages)), key=lambda i: close(i) + (0.0 if asks[i] else weight * shares[i]))
+        return max(
+            range(len(messages)),
+            key=lambda i: close(i) + (0.0 if asks[i] else weight * shares[i] + ASKED_KIND_WEIGHT * kinds[i]),
+        )
     return richest_unit(messages, words)
 
 def asked_of_chat(c, words):
@@ -17760,7 +17961,10 @@ def chat_answering(c, words):
     """(messages, index): a chat window's messages (chat_messages) and its answering one's index."""
     messages = chat_messages(c["body"])
     asked, names_sender = asked_of_chat(c, words)
-    return messages, answering_message(messages, asked, c["chat"].get("similarity"), names_sender)
+    chat = c["chat"]
+    return messages, answering_message(
+        messages, asked, chat.get("similarity"), names_sender, chat.get("states_asked")
+    )
 
 def answering_line(c, words):
     """The line a candidate's excerpt centres on: the answering message of a chat window, with its
@@ -17775,9 +17979,18 @@ def answering_line(c, words):
     a, b = spans[richest_sentence(text, spans, words)]
     return text[a:b]
 
-def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False, also=None):
-    """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
-    one per message, from their vectors) or else the one richest in `words` in what it says
+def chat_excerpt(
+    body,
+    words,
+    max_chars,
+    similarity=None,
+    context_chars=None,
+    names_sender=False,
+    also=None,
+    states_asked=None,
+):
+    """Whole messages of a chat chunk: the message answering_message() chooses (by `similarity`,
+    one per message, from their vectors, and `states_asked`) or else the one richest in `words` in what it says
     (said(); compared by their first five letters, as coverage() does), whole up to max_chars
     with the reply when it asks a question, or with the run to message `also` (its index: one
     that tells another value of what it tells), and its neighbours while the excerpt stays within
@@ -17790,7 +18003,7 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, na
     if len(text) <= room:
         return text
     messages = chat_messages(text)
-    best = answering_message(messages, words, similarity, names_sender)
+    best = answering_message(messages, words, similarity, names_sender, states_asked)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
     newer = best if also is None else max(best, also)
@@ -17837,8 +18050,16 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
+        chat = c["chat"]
         return chat_excerpt(
-            body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender, c.get("also_at")
+            body,
+            asked,
+            max_chars,
+            chat.get("similarity"),
+            chat_chars,
+            names_sender,
+            c.get("also_at"),
+            chat.get("states_asked"),
         )
     return excerpt(c["body"], words, max_chars, shown)
 
@@ -36543,12 +36764,20 @@ ANSWER_COVERAGE = 2 / 3
 # Portugal?").
 WORDS_SAID_WEIGHT = 0.3
 
-def answering_message(messages, words, similarity=None, names_sender=False):
+# A message that states a value of the kind the question asks for (a name for "where", "who"; a
+# time for "when"; a quantity for "how many") adds this much to its similarity: the name of a
+# question's sender pulls that person's short lines ("Priya Okafor: Lol yes Anyway." 0.55 against
+# "Priya Okafor: Officially a Porto resident now, the move went fine." 0.52 for "Where does Priya
+# live now?").
+ASKED_KIND_WEIGHT = 0.1
+
+def answering_message(messages, words, similarity=None, names_sender=False, states_asked=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
     words) and asks nothing itself, the most similar such; else the message most similar to the
     question (`similarity`, one per message, from their vectors), with WORDS_SAID_WEIGHT for the
-    share of `words` it says when it asks nothing and the question names a sender; or else the
-    one richest in `words`."""
+    share of `words` it says when it asks nothing and the question names a sender, and
+    ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the question asks for
+    (`states_asked`, one per message); or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
@@ -36562,8 +36791,12 @@ def answering_message(messages, words, similarity=None, names_sender=False):
     if holding:
         return max(holding, key=lambda i: (shares[i], close(i), -i))
     weight = WORDS_SAID_WEIGHT if names_sender else 0.0
+    kinds = states_asked if states_asked and len(states_asked) == len(messages) else [False] * len(messages)
     if known:
-        return max(range(len(messages)), key=lambda i: close(i) + (0.0 if asks[i] else weight * shares[i]))
+        return max(
+            range(len(messages)),
+            key=lambda i: close(i) + (0.0 if asks[i] else weight * shares[i] + ASKED_KIND_WEIGHT * kinds[i]),
+        )
     return richest_unit(messages, words)
 
 def asked_of_chat(c, words):
@@ -36578,7 +36811,10 @@ def chat_answering(c, words):
     """(messages, index): a chat window's messages (chat_messages) and its answering one's index."""
     messages = chat_messages(c["body"])
     asked, names_sender = asked_of_chat(c, words)
-    return messages, answering_message(messages, asked, c["chat"].get("similarity"), names_sender)
+    chat = c["chat"]
+    return messages, answering_message(
+        messages, asked, chat.get("similarity"), names_sender, chat.get("states_asked")
+    )
 
 def answering_line(c, words):
     """The line a candidate's excerpt centres on: the answering message of a chat window, with its
@@ -36593,9 +36829,18 @@ def answering_line(c, words):
     a, b = spans[richest_sentence(text, spans, words)]
     return text[a:b]
 
-def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False, also=None):
-    """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
-    one per message, from their vectors) or else the one richest in `words` in what it says
+def chat_excerpt(
+    body,
+    words,
+    max_chars,
+    similarity=None,
+    context_chars=None,
+    names_sender=False,
+    also=None,
+    states_asked=None,
+):
+    """Whole messages of a chat chunk: the message answering_message() chooses (by `similarity`,
+    one per message, from their vectors, and `states_asked`) or else the one richest in `words` in what it says
     (said(); compared by their first five letters, as coverage() does), whole up to max_chars
     with the reply when it asks a question, or with the run to message `also` (its index: one
     that tells another value of what it tells), and its neighbours while the excerpt stays within
@@ -36608,7 +36853,7 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, na
     if len(text) <= room:
         return text
     messages = chat_messages(text)
-    best = answering_message(messages, words, similarity, names_sender)
+    best = answering_message(messages, words, similarity, names_sender, states_asked)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
     newer = best if also is None else max(best, also)
@@ -36655,8 +36900,16 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
+        chat = c["chat"]
         return chat_excerpt(
-            body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender, c.get("also_at")
+            body,
+            asked,
+            max_chars,
+            chat.get("similarity"),
+            chat_chars,
+            names_sender,
+            c.get("also_at"),
+            chat.get("states_asked"),
         )
     return excerpt(c["body"], words, max_chars, shown)
 
@@ -37375,14 +37628,47 @@ def rerank_embedding(pool, t0):
             ],
         )
     }
+    add_message_similarity(pool.db, pool.candidates, text, pool.model["id"])
     # Cosine similarity is already on a common scale: clipped, not stretched.
-    relevance = {c["chunk_id"]: min(1.0, max(0.0, sims.get(c["chunk_id"]) or 0.0)) for c in pool.candidates}
+    relevance = {
+        c["chunk_id"]: min(1.0, max(0.0, window_similarity(sims.get(c["chunk_id"]), c["chat"]) or 0.0))
+        for c in pool.candidates
+    }
     pool.similarity = relevance  # whether anything answers at all (search.answer_check) reads it
     return relevance, {
         "outcome": "answered",
         "ms": elapsed_ms(t0),
         "without_vector": sum(1 for c in pool.candidates if c["chunk_id"] not in sims),
     }
+
+def add_message_similarity(db, candidates, vector, model_id):
+    """Each chat candidate's messages' cosine similarity to the query vector (chat.similarity, in
+    the order of chat.message_ids; null for a message without a vector), where it has none yet:
+    the rerank weighs a window by its best message, and the packet's excerpt shows the message
+    that answers, which often shares no word with the question."""
+    chats = [c for c in candidates if c["chat"] and "similarity" not in c["chat"]]
+    if not chats:
+        return
+    sims = {
+        r["message_id"]: r["similarity"]
+        for r in db.run(
+            "message_similarity",
+            "select * from exo_private.message_similarity($1, $2, $3)",
+            ["bigint[]", "text", "int"],
+            [[m for c in chats for m in c["chat"]["message_ids"]], vector, model_id],
+        )
+    }
+    for c in chats:
+        c["chat"] = dict(c["chat"], similarity=[sims.get(m) for m in c["chat"]["message_ids"]])
+
+def window_similarity(similarity, chat):
+    """A candidate's similarity to the question; for a chat window, the mean of its own and its
+    most similar message's. A window holds many messages, and its vector blurs the one that answers
+    ("Where does Tomas live now?" / "Big news: I moved to Leipzig today!") among small talk."""
+    best = max((s for s in (chat or {}).get("similarity") or [] if s is not None), default=None)
+    if similarity is None or best is None:
+        return similarity
+    return (similarity + best) / 2
 
 def rerank_remote(pool, backend):
     """cross_encoder or listwise: the endpoint's answer as relevance, or why there is none."""
@@ -38687,12 +38973,20 @@ ANSWER_COVERAGE = 2 / 3
 # Portugal?").
 WORDS_SAID_WEIGHT = 0.3
 
-def answering_message(messages, words, similarity=None, names_sender=False):
+# A message that states a value of the kind the question asks for (a name for "where", "who"; a
+# time for "when"; a quantity for "how many") adds this much to its similarity: the name of a
+# question's sender pulls that person's short lines ("Priya Okafor: Lol yes Anyway." 0.55 against
+# "Priya Okafor: Officially a Porto resident now, the move went fine." 0.52 for "Where does Priya
+# live now?").
+ASKED_KIND_WEIGHT = 0.1
+
+def answering_message(messages, words, similarity=None, names_sender=False, states_asked=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
     words) and asks nothing itself, the most similar such; else the message most similar to the
     question (`similarity`, one per message, from their vectors), with WORDS_SAID_WEIGHT for the
-    share of `words` it says when it asks nothing and the question names a sender; or else the
-    one richest in `words`."""
+    share of `words` it says when it asks nothing and the question names a sender, and
+    ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the question asks for
+    (`states_asked`, one per message); or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
@@ -38706,8 +39000,12 @@ def answering_message(messages, words, similarity=None, names_sender=False):
     if holding:
         return max(holding, key=lambda i: (shares[i], close(i), -i))
     weight = WORDS_SAID_WEIGHT if names_sender else 0.0
+    kinds = states_asked if states_asked and len(states_asked) == len(messages) else [False] * len(messages)
     if known:
-        return max(range(len(messages)), key=lambda i: close(i) + (0.0 if asks[i] else weight * shares[i]))
+        return max(
+            range(len(messages)),
+            key=lambda i: close(i) + (0.0 if asks[i] else weight * shares[i] + ASKED_KIND_WEIGHT * kinds[i]),
+        )
     return richest_unit(messages, words)
 
 def asked_of_chat(c, words):
@@ -38722,7 +39020,10 @@ def chat_answering(c, words):
     """(messages, index): a chat window's messages (chat_messages) and its answering one's index."""
     messages = chat_messages(c["body"])
     asked, names_sender = asked_of_chat(c, words)
-    return messages, answering_message(messages, asked, c["chat"].get("similarity"), names_sender)
+    chat = c["chat"]
+    return messages, answering_message(
+        messages, asked, chat.get("similarity"), names_sender, chat.get("states_asked")
+    )
 
 def answering_line(c, words):
     """The line a candidate's excerpt centres on: the answering message of a chat window, with its
@@ -38737,9 +39038,18 @@ def answering_line(c, words):
     a, b = spans[richest_sentence(text, spans, words)]
     return text[a:b]
 
-def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False, also=None):
-    """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
-    one per message, from their vectors) or else the one richest in `words` in what it says
+def chat_excerpt(
+    body,
+    words,
+    max_chars,
+    similarity=None,
+    context_chars=None,
+    names_sender=False,
+    also=None,
+    states_asked=None,
+):
+    """Whole messages of a chat chunk: the message answering_message() chooses (by `similarity`,
+    one per message, from their vectors, and `states_asked`) or else the one richest in `words` in what it says
     (said(); compared by their first five letters, as coverage() does), whole up to max_chars
     with the reply when it asks a question, or with the run to message `also` (its index: one
     that tells another value of what it tells), and its neighbours while the excerpt stays within
@@ -38752,7 +39062,7 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, na
     if len(text) <= room:
         return text
     messages = chat_messages(text)
-    best = answering_message(messages, words, similarity, names_sender)
+    best = answering_message(messages, words, similarity, names_sender, states_asked)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
     newer = best if also is None else max(best, also)
@@ -38799,8 +39109,16 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None, shown=frozenset()):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
         asked, names_sender = asked_of_chat(c, words)
+        chat = c["chat"]
         return chat_excerpt(
-            body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender, c.get("also_at")
+            body,
+            asked,
+            max_chars,
+            chat.get("similarity"),
+            chat_chars,
+            names_sender,
+            c.get("also_at"),
+            chat.get("states_asked"),
         )
     return excerpt(c["body"], words, max_chars, shown)
 
@@ -39336,6 +39654,35 @@ def asks_now(query, report):
     words = set(ordered)
     verb = len(ordered) > 1 and ordered[0] in _WH and ordered[1].endswith("s") and len(ordered[1]) > 3
     return bool(words & PRESENT or verb) and not words & PAST
+
+# What a question asks for, by its question words, the first that matches: a quantity ("how
+# many", "how long"), a time ("when", "what day") or a name ("who", "where", "which", "what is
+# the name of ..."); and the kinds of value (statement()) that answer each.
+_ASKED_KINDS = (
+    ("quantity", re.compile(r"\bhow (?:many|much|long|far|old|often|big)\b")),
+    ("time", re.compile(r"\b(?:when|what (?:time|day|date|year)|which (?:day|date|year))\b")),
+    ("name", re.compile(r"\b(?:who|whom|whose|where|which|name|called)\b")),
+)
+_KINDS_ANSWERING = {
+    "quantity": lambda kind: kind.startswith("number") or kind == "money",
+    "time": lambda kind: kind in ("date", "time", "weekday", "month"),
+    "name": lambda kind: kind.startswith("name"),
+}
+
+def asked_kind(query):
+    """What kind of value the question asks for ("quantity", "time", "name"), or None."""
+    words = " ".join(query_words(query))
+    return next((kind for kind, asking in _ASKED_KINDS if asking.search(words)), None)
+
+def states_asked(query, texts):
+    """For each text (a chat message, its labels stripped), whether it states a value of the kind
+    the question asks for, none the question writes ("Officially a Porto resident now" for "Where
+    does Priya live now?"); None when the question asks for no kind."""
+    kind = asked_kind(query)
+    if kind is None:
+        return None
+    asked = set(query_words(query))
+    return [any(_KINDS_ANSWERING[kind](k) for k, _ in statement(t, asked)[0]) for t in texts]
 
 def time_named(query, report):
     """The last day of the time a question asks about (report.temporal's span), where one of its
@@ -41074,14 +41421,47 @@ def rerank_embedding(pool, t0):
             ],
         )
     }
+    add_message_similarity(pool.db, pool.candidates, text, pool.model["id"])
     # Cosine similarity is already on a common scale: clipped, not stretched.
-    relevance = {c["chunk_id"]: min(1.0, max(0.0, sims.get(c["chunk_id"]) or 0.0)) for c in pool.candidates}
+    relevance = {
+        c["chunk_id"]: min(1.0, max(0.0, window_similarity(sims.get(c["chunk_id"]), c["chat"]) or 0.0))
+        for c in pool.candidates
+    }
     pool.similarity = relevance  # whether anything answers at all (search.answer_check) reads it
     return relevance, {
         "outcome": "answered",
         "ms": elapsed_ms(t0),
         "without_vector": sum(1 for c in pool.candidates if c["chunk_id"] not in sims),
     }
+
+def add_message_similarity(db, candidates, vector, model_id):
+    """Each chat candidate's messages' cosine similarity to the query vector (chat.similarity, in
+    the order of chat.message_ids; null for a message without a vector), where it has none yet:
+    the rerank weighs a window by its best message, and the packet's excerpt shows the message
+    that answers, which often shares no word with the question."""
+    chats = [c for c in candidates if c["chat"] and "similarity" not in c["chat"]]
+    if not chats:
+        return
+    sims = {
+        r["message_id"]: r["similarity"]
+        for r in db.run(
+            "message_similarity",
+            "select * from exo_private.message_similarity($1, $2, $3)",
+            ["bigint[]", "text", "int"],
+            [[m for c in chats for m in c["chat"]["message_ids"]], vector, model_id],
+        )
+    }
+    for c in chats:
+        c["chat"] = dict(c["chat"], similarity=[sims.get(m) for m in c["chat"]["message_ids"]])
+
+def window_similarity(similarity, chat):
+    """A candidate's similarity to the question; for a chat window, the mean of its own and its
+    most similar message's. A window holds many messages, and its vector blurs the one that answers
+    ("Where does Tomas live now?" / "Big news: I moved to Leipzig today!") among small talk."""
+    best = max((s for s in (chat or {}).get("similarity") or [] if s is not None), default=None)
+    if similarity is None or best is None:
+        return similarity
+    return (similarity + best) / 2
 
 def rerank_remote(pool, backend):
     """cross_encoder or listwise: the endpoint's answer as relevance, or why there is none."""
@@ -42098,27 +42478,18 @@ def personal_setup(db, profile, chosen, report):
         return None
     return personal
 
-def add_message_similarity(db, results, embedding, model, report):
-    """Each chat result's messages' cosine similarity to the query (chat.similarity, in the order
-    of chat.message_ids; null for a message without a vector): the packet's excerpt shows the
-    message that answers, which often shares no word with the question. Nothing without a query
-    vector."""
+def add_result_message_reading(db, query, results, embedding, model, report):
+    """What the excerpt of a chat result reads of each message: its similarity to the query
+    (reranking.add_message_similarity, where the rerank did not ask it; none without a query
+    vector) and whether it states a value of the kind the question asks for (states_asked)."""
     chats = [c for c in results if c["chat"]]
     vector = embedding.vector(report) if chats and model["id"] is not None else None
-    if vector is None:
-        return
-    ids = [m for c in chats for m in c["chat"]["message_ids"]]
-    sims = {
-        r["message_id"]: r["similarity"]
-        for r in db.run(
-            "message_similarity",
-            "select * from exo_private.message_similarity($1, $2, $3)",
-            ["bigint[]", "text", "int"],
-            [ids, vector, model["id"]],
-        )
-    }
+    if vector is not None:
+        add_message_similarity(db, chats, vector, model["id"])
     for c in chats:
-        c["chat"] = dict(c["chat"], similarity=[sims.get(m) for m in c["chat"]["message_ids"]])
+        told = states_asked(query, [said(m) for m in chat_messages(c["body"])])
+        if told is not None:
+            c["chat"] = dict(c["chat"], states_asked=told)
 
 def nearest_sentence(question, words, candidates, embedding, settings, report, SD, GD):
     """The greatest similarity in meaning to the question of a sentence of the `candidates` that
@@ -42296,7 +42667,7 @@ def run(
             t = time.monotonic()
             later = successors(search, ranked, bands, {c["chunk_id"] for c in candidates})
             timings["successors"] = elapsed_ms(t)
-        add_message_similarity(db, ranked[:k], embedding, model, report)
+        add_result_message_reading(db, q.text, ranked[:k], embedding, model, report)
     finally:
         embedding.close()
 

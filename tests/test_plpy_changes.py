@@ -48,6 +48,32 @@ def test_a_question_asks_what_holds_now_by_its_tense(question, now):
     assert changes.asks_now(question, {}) is now
 
 
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("Where does Priya live now?", "name"),
+        ("Who recommended The Quiet Harbour?", "name"),
+        ("What is the name of Jonas's cat?", "name"),
+        ("When is Ana's sister's wedding?", "time"),
+        ("Which day is the market?", "time"),
+        ("How long have you been skiing?", "quantity"),
+        ("How much is the rent?", "quantity"),
+        ("Tell me about Perthshire", None),
+        ("What did Ana say about the book?", None),
+    ],
+)
+def test_a_question_asks_for_a_kind_of_value_by_its_question_words(question, kind):
+    assert changes.asked_kind(question) == kind
+
+
+def test_a_line_answers_the_kind_asked_by_a_value_the_question_does_not_write():
+    lines = ["Officially a Porto resident now.", "Lol yes anyway.", "Priya says hi!", "It's on 21 November!"]
+    assert changes.states_asked("Where does Priya live now?", lines) == [True, False, False, False]
+    assert changes.states_asked("When is Priya's race?", lines) == [False, False, False, True]
+    assert changes.states_asked("How long is the race?", ["About 21 km.", "Soon!"]) == [True, False]
+    assert changes.states_asked("Tell me about Priya", lines) is None
+
+
 def test_a_question_naming_a_time_compares_only_what_was_said_by_its_end():
     """ "When is the report due in Q3?" names a quarter and asks in the present: the later of two
     lines said by then is put first and marked; a line said after the time named tells nothing

@@ -118,6 +118,7 @@ class FakePlpy:
         self.entities = list(entities)
         self.model = model
         self.similarity = {}
+        self.message_similarity = {}  # by chat message id
         self.statements = []
         self.fail_on = None
 
@@ -167,6 +168,12 @@ class FakePlpy:
         if "pool_similarity" in text:
             return [
                 {"chunk_id": i, "similarity": self.similarity[i]} for i in args[1] if i in self.similarity
+            ]
+        if "message_similarity" in text:
+            return [
+                {"message_id": m, "similarity": self.message_similarity[m]}
+                for m in args[0]
+                if m in self.message_similarity
             ]
         if "hint_how" in text:
             return [{"h": f"bridge => array[{args[0]!r}]"}]
@@ -356,6 +363,32 @@ def test_a_chat_chunk_is_ranked_in_the_one_pool_and_cited_by_its_conversation(em
     assert rows[5]["citation"] == 'personal:chat "Iris Calder" 2024-03-04 09:12'
     assert rows[5]["path"] == "notes/5.md"  # the conversation document's path, as for any chunk
     assert rows[1]["citation"] == "technical:notes/1.md (2026-10-01, current)"
+
+
+def test_a_chat_window_is_weighed_by_its_best_message_too_asked_once_a_search(embedder):
+    def window(chunk_id, messages):
+        chat = {
+            "conversation_id": chunk_id,
+            "title": "Ana",
+            "senders": ["Ana", "Me"],
+            "first_sent_at": "2026-11-04T09:12:00+00:00",
+            "message_ids": messages,
+        }
+        body = "\n".join(f"2026-11-04 09:1{i} Ana: line {m}" for i, m in enumerate(messages))
+        return chunk(chunk_id, body, workspace="personal", chat=chat)
+
+    corpus = [window(5, [51, 52]), window(6, [61, 62])]
+    plpy = FakePlpy(corpus, {("lexical", "personal"): [(5, 4.0), (6, 3.0)]})
+    plpy.similarity = {5: 0.5, 6: 0.45}  # the windows' own vectors favour 5
+    plpy.message_similarity = {51: 0.4, 52: 0.45, 61: 0.2, 62: 0.85}  # 62 says what is asked
+    found = search(plpy, "where does Ana live")
+    assert [r["chunk_id"] for r in found["results"]] == [6, 5]
+    assert [r["chat"]["similarity"] for r in found["results"]] == [[0.2, 0.85], [0.4, 0.45]]
+    assert sum("message_similarity" in t for t in plpy.statements) == 1  # the excerpt reuses them
+
+    plpy = FakePlpy(corpus, {("lexical", "personal"): [(5, 4.0), (6, 3.0)]})
+    plpy.similarity = {5: 0.5, 6: 0.45}  # messages without vectors: the windows' alone
+    assert [r["chunk_id"] for r in search(plpy, "where does Ana live")["results"]] == [5, 6]
 
 
 # -- the archive ---------------------------------------------------------------------------

@@ -952,6 +952,22 @@ def test_a_message_that_says_a_word_asked_outweighs_a_short_line_the_senders_nam
     assert search.answering_message(asked, ["name", "corgi"], [0.40, 0.45, 0.57], names_sender=True) == 2
 
 
+def test_a_message_that_states_the_kind_of_value_asked_for_outweighs_a_line_the_name_pulls():
+    messages = [
+        "2026-11-09 13:44 Priya Okafor: Officially a Porto resident now, the move went fine.",
+        "2026-11-09 13:50 Sam Rivera: Yay! Send pictures of the new place.",
+        "2026-11-09 13:52 Priya Okafor: Lol yes anyway.",
+    ]
+    # MiniLM's similarities to "Where does Priya live now?": the filler is closest, by the name
+    similarity = [0.518, 0.334, 0.554]
+    assert search.answering_message(messages, ["live"], similarity, True) == 2
+    assert search.answering_message(messages, ["live"], similarity, True, [True, False, False]) == 0
+    # a message that asks gains nothing by what it states; a list of another length is no reading
+    asks = [messages[0], "2026-11-09 13:50 Sam Rivera: So you live in Porto now?", messages[2]]
+    assert search.answering_message(asks, ["live"], [0.5, 0.55, 0.554], True, [False, True, False]) == 2
+    assert search.answering_message(messages, ["live"], similarity, True, [True, False]) == 2
+
+
 def test_a_chat_excerpt_knows_a_sender_named_by_the_chunks_senders():
     chunk = {"body": "2023-04-26 19:11 Deborah Lind: Hi", "chat": {"senders": ["Deborah Lind", "Isaac"]}}
     assert search.asked_of_chat(chunk, ["name", "deborah", "corgi"]) == (["name", "corgi"], True)
