@@ -33,6 +33,7 @@ from search import (
     hints,
     inverted_subject,
     named_days,
+    other_conversations,
     rank,
     released,
     said,
@@ -338,6 +339,9 @@ def run(
         report["temporal"]["asks_present"] = present
         today = q.today.toordinal()
         days = named_days(q.span)
+        elsewhere = other_conversations(candidates, q.text)
+        for c in candidates:
+            c["other_conversation"] = c["chunk_id"] in elsewhere
         deterministic = {c["chunk_id"]: deterministic_relevance(c, weights) for c in candidates}
         incoming = [
             c["chunk_id"]

@@ -707,7 +707,35 @@ def priority(candidate, weights, recency=True):
     value *= weights.get("match", {}).get(candidate.get("match"), 1.0)
     if candidate.get("canonical"):
         value *= weights["canonical"]
+    if candidate.get("other_conversation"):
+        value *= weights.get("other_conversation", 1.0)
     return value
+
+
+def other_conversations(candidates, query):
+    """The chunk ids of the chat windows among `candidates` of conversations without the person
+    the question names, where it names one who takes part in some of their conversations but not
+    every one (the owner takes part in all), and whose text does not name them either: "Where are
+    Sam and Aiden going on their trip?" asks about Aiden's conversation, not Sam's trips with
+    others. None where it names no such person."""
+    keys = set(name_keys(query))
+    chats = [c for c in candidates if c.get("chat")]
+    senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
+    everywhere = set.intersection(*senders.values()) if senders else set()
+    asked = {
+        s
+        for people in senders.values()
+        for s in people - everywhere
+        if canonical_key(s) in keys or canonical_key(s).split(" ")[0] in keys
+    }
+    if not asked:
+        return set()
+    first_names = {canonical_key(s).split(" ")[0] for s in asked}
+    return {
+        c["chunk_id"]
+        for c in chats
+        if not senders[c["chunk_id"]] & asked and not first_names & set(query_words(said(c["body"])))
+    }
 
 
 # A question about the present state of things ("where does she live now?"): among evidence of

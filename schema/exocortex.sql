@@ -4905,7 +4905,34 @@ def priority(candidate, weights, recency=True):
     value *= weights.get("match", {}).get(candidate.get("match"), 1.0)
     if candidate.get("canonical"):
         value *= weights["canonical"]
+    if candidate.get("other_conversation"):
+        value *= weights.get("other_conversation", 1.0)
     return value
+
+def other_conversations(candidates, query):
+    """The chunk ids of the chat windows among `candidates` of conversations without the person
+    the question names, where it names one who takes part in some of their conversations but not
+    every one (the owner takes part in all), and whose text does not name them either: "Where are
+    Sam and Aiden going on their trip?" asks about Aiden's conversation, not Sam's trips with
+    others. None where it names no such person."""
+    keys = set(name_keys(query))
+    chats = [c for c in candidates if c.get("chat")]
+    senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
+    everywhere = set.intersection(*senders.values()) if senders else set()
+    asked = {
+        s
+        for people in senders.values()
+        for s in people - everywhere
+        if canonical_key(s) in keys or canonical_key(s).split(" ")[0] in keys
+    }
+    if not asked:
+        return set()
+    first_names = {canonical_key(s).split(" ")[0] for s in asked}
+    return {
+        c["chunk_id"]
+        for c in chats
+        if not senders[c["chunk_id"]] & asked and not first_names & set(query_words(said(c["body"])))
+    }
 
 # A question about the present state of things ("where does she live now?"): among evidence of
 # like relevance, the newest value is the answer, so recency counts over months, not years.
@@ -7864,7 +7891,34 @@ def priority(candidate, weights, recency=True):
     value *= weights.get("match", {}).get(candidate.get("match"), 1.0)
     if candidate.get("canonical"):
         value *= weights["canonical"]
+    if candidate.get("other_conversation"):
+        value *= weights.get("other_conversation", 1.0)
     return value
+
+def other_conversations(candidates, query):
+    """The chunk ids of the chat windows among `candidates` of conversations without the person
+    the question names, where it names one who takes part in some of their conversations but not
+    every one (the owner takes part in all), and whose text does not name them either: "Where are
+    Sam and Aiden going on their trip?" asks about Aiden's conversation, not Sam's trips with
+    others. None where it names no such person."""
+    keys = set(name_keys(query))
+    chats = [c for c in candidates if c.get("chat")]
+    senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
+    everywhere = set.intersection(*senders.values()) if senders else set()
+    asked = {
+        s
+        for people in senders.values()
+        for s in people - everywhere
+        if canonical_key(s) in keys or canonical_key(s).split(" ")[0] in keys
+    }
+    if not asked:
+        return set()
+    first_names = {canonical_key(s).split(" ")[0] for s in asked}
+    return {
+        c["chunk_id"]
+        for c in chats
+        if not senders[c["chunk_id"]] & asked and not first_names & set(query_words(said(c["body"])))
+    }
 
 # A question about the present state of things ("where does she live now?"): among evidence of
 # like relevance, the newest value is the answer, so recency counts over months, not years.
@@ -10158,7 +10212,34 @@ def priority(candidate, weights, recency=True):
     value *= weights.get("match", {}).get(candidate.get("match"), 1.0)
     if candidate.get("canonical"):
         value *= weights["canonical"]
+    if candidate.get("other_conversation"):
+        value *= weights.get("other_conversation", 1.0)
     return value
+
+def other_conversations(candidates, query):
+    """The chunk ids of the chat windows among `candidates` of conversations without the person
+    the question names, where it names one who takes part in some of their conversations but not
+    every one (the owner takes part in all), and whose text does not name them either: "Where are
+    Sam and Aiden going on their trip?" asks about Aiden's conversation, not Sam's trips with
+    others. None where it names no such person."""
+    keys = set(name_keys(query))
+    chats = [c for c in candidates if c.get("chat")]
+    senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
+    everywhere = set.intersection(*senders.values()) if senders else set()
+    asked = {
+        s
+        for people in senders.values()
+        for s in people - everywhere
+        if canonical_key(s) in keys or canonical_key(s).split(" ")[0] in keys
+    }
+    if not asked:
+        return set()
+    first_names = {canonical_key(s).split(" ")[0] for s in asked}
+    return {
+        c["chunk_id"]
+        for c in chats
+        if not senders[c["chunk_id"]] & asked and not first_names & set(query_words(said(c["body"])))
+    }
 
 # A question about the present state of things ("where does she live now?"): among evidence of
 # like relevance, the newest value is the answer, so recency counts over months, not years.
@@ -12447,7 +12528,34 @@ def priority(candidate, weights, recency=True):
     value *= weights.get("match", {}).get(candidate.get("match"), 1.0)
     if candidate.get("canonical"):
         value *= weights["canonical"]
+    if candidate.get("other_conversation"):
+        value *= weights.get("other_conversation", 1.0)
     return value
+
+def other_conversations(candidates, query):
+    """The chunk ids of the chat windows among `candidates` of conversations without the person
+    the question names, where it names one who takes part in some of their conversations but not
+    every one (the owner takes part in all), and whose text does not name them either: "Where are
+    Sam and Aiden going on their trip?" asks about Aiden's conversation, not Sam's trips with
+    others. None where it names no such person."""
+    keys = set(name_keys(query))
+    chats = [c for c in candidates if c.get("chat")]
+    senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
+    everywhere = set.intersection(*senders.values()) if senders else set()
+    asked = {
+        s
+        for people in senders.values()
+        for s in people - everywhere
+        if canonical_key(s) in keys or canonical_key(s).split(" ")[0] in keys
+    }
+    if not asked:
+        return set()
+    first_names = {canonical_key(s).split(" ")[0] for s in asked}
+    return {
+        c["chunk_id"]
+        for c in chats
+        if not senders[c["chunk_id"]] & asked and not first_names & set(query_words(said(c["body"])))
+    }
 
 # A question about the present state of things ("where does she live now?"): among evidence of
 # like relevance, the newest value is the answer, so recency counts over months, not years.
@@ -15111,7 +15219,34 @@ def priority(candidate, weights, recency=True):
     value *= weights.get("match", {}).get(candidate.get("match"), 1.0)
     if candidate.get("canonical"):
         value *= weights["canonical"]
+    if candidate.get("other_conversation"):
+        value *= weights.get("other_conversation", 1.0)
     return value
+
+def other_conversations(candidates, query):
+    """The chunk ids of the chat windows among `candidates` of conversations without the person
+    the question names, where it names one who takes part in some of their conversations but not
+    every one (the owner takes part in all), and whose text does not name them either: "Where are
+    Sam and Aiden going on their trip?" asks about Aiden's conversation, not Sam's trips with
+    others. None where it names no such person."""
+    keys = set(name_keys(query))
+    chats = [c for c in candidates if c.get("chat")]
+    senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
+    everywhere = set.intersection(*senders.values()) if senders else set()
+    asked = {
+        s
+        for people in senders.values()
+        for s in people - everywhere
+        if canonical_key(s) in keys or canonical_key(s).split(" ")[0] in keys
+    }
+    if not asked:
+        return set()
+    first_names = {canonical_key(s).split(" ")[0] for s in asked}
+    return {
+        c["chunk_id"]
+        for c in chats
+        if not senders[c["chunk_id"]] & asked and not first_names & set(query_words(said(c["body"])))
+    }
 
 # A question about the present state of things ("where does she live now?"): among evidence of
 # like relevance, the newest value is the answer, so recency counts over months, not years.
@@ -17596,7 +17731,34 @@ def priority(candidate, weights, recency=True):
     value *= weights.get("match", {}).get(candidate.get("match"), 1.0)
     if candidate.get("canonical"):
         value *= weights["canonical"]
+    if candidate.get("other_conversation"):
+        value *= weights.get("other_conversation", 1.0)
     return value
+
+def other_conversations(candidates, query):
+    """The chunk ids of the chat windows among `candidates` of conversations without the person
+    the question names, where it names one who takes part in some of their conversations but not
+    every one (the owner takes part in all), and whose text does not name them either: "Where are
+    Sam and Aiden going on their trip?" asks about Aiden's conversation, not Sam's trips with
+    others. None where it names no such person."""
+    keys = set(name_keys(query))
+    chats = [c for c in candidates if c.get("chat")]
+    senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
+    everywhere = set.intersection(*senders.values()) if senders else set()
+    asked = {
+        s
+        for people in senders.values()
+        for s in people - everywhere
+        if canonical_key(s) in keys or canonical_key(s).split(" ")[0] in keys
+    }
+    if not asked:
+        return set()
+    first_names = {canonical_key(s).split(" ")[0] for s in asked}
+    return {
+        c["chunk_id"]
+        for c in chats
+        if not senders[c["chunk_id"]] & asked and not first_names & set(query_words(said(c["body"])))
+    }
 
 # A question about the present state of things ("where does she live now?"): among evidence of
 # like relevance, the newest value is the answer, so recency counts over months, not years.
@@ -36446,7 +36608,34 @@ def priority(candidate, weights, recency=True):
     value *= weights.get("match", {}).get(candidate.get("match"), 1.0)
     if candidate.get("canonical"):
         value *= weights["canonical"]
+    if candidate.get("other_conversation"):
+        value *= weights.get("other_conversation", 1.0)
     return value
+
+def other_conversations(candidates, query):
+    """The chunk ids of the chat windows among `candidates` of conversations without the person
+    the question names, where it names one who takes part in some of their conversations but not
+    every one (the owner takes part in all), and whose text does not name them either: "Where are
+    Sam and Aiden going on their trip?" asks about Aiden's conversation, not Sam's trips with
+    others. None where it names no such person."""
+    keys = set(name_keys(query))
+    chats = [c for c in candidates if c.get("chat")]
+    senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
+    everywhere = set.intersection(*senders.values()) if senders else set()
+    asked = {
+        s
+        for people in senders.values()
+        for s in people - everywhere
+        if canonical_key(s) in keys or canonical_key(s).split(" ")[0] in keys
+    }
+    if not asked:
+        return set()
+    first_names = {canonical_key(s).split(" ")[0] for s in asked}
+    return {
+        c["chunk_id"]
+        for c in chats
+        if not senders[c["chunk_id"]] & asked and not first_names & set(query_words(said(c["body"])))
+    }
 
 # A question about the present state of things ("where does she live now?"): among evidence of
 # like relevance, the newest value is the answer, so recency counts over months, not years.
@@ -38655,7 +38844,34 @@ def priority(candidate, weights, recency=True):
     value *= weights.get("match", {}).get(candidate.get("match"), 1.0)
     if candidate.get("canonical"):
         value *= weights["canonical"]
+    if candidate.get("other_conversation"):
+        value *= weights.get("other_conversation", 1.0)
     return value
+
+def other_conversations(candidates, query):
+    """The chunk ids of the chat windows among `candidates` of conversations without the person
+    the question names, where it names one who takes part in some of their conversations but not
+    every one (the owner takes part in all), and whose text does not name them either: "Where are
+    Sam and Aiden going on their trip?" asks about Aiden's conversation, not Sam's trips with
+    others. None where it names no such person."""
+    keys = set(name_keys(query))
+    chats = [c for c in candidates if c.get("chat")]
+    senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
+    everywhere = set.intersection(*senders.values()) if senders else set()
+    asked = {
+        s
+        for people in senders.values()
+        for s in people - everywhere
+        if canonical_key(s) in keys or canonical_key(s).split(" ")[0] in keys
+    }
+    if not asked:
+        return set()
+    first_names = {canonical_key(s).split(" ")[0] for s in asked}
+    return {
+        c["chunk_id"]
+        for c in chats
+        if not senders[c["chunk_id"]] & asked and not first_names & set(query_words(said(c["body"])))
+    }
 
 # A question about the present state of things ("where does she live now?"): among evidence of
 # like relevance, the newest value is the answer, so recency counts over months, not years.
@@ -42624,6 +42840,9 @@ def run(
         report["temporal"]["asks_present"] = present
         today = q.today.toordinal()
         days = named_days(q.span)
+        elsewhere = other_conversations(candidates, q.text)
+        for c in candidates:
+            c["other_conversation"] = c["chunk_id"] in elsewhere
         deterministic = {c["chunk_id"]: deterministic_relevance(c, weights) for c in candidates}
         incoming = [
             c["chunk_id"]

@@ -1652,3 +1652,26 @@ def test_a_fact_line_says_the_value_before_it():
         "before: Fenwick Street (2013-04-01 to 2020-09-01)"
     ) in text
     assert "- Sam, gp: Dr. Ansell (declared, since 2015-06-01; facts.md)\n" in text
+
+
+def test_a_question_naming_a_person_asks_about_their_conversations():
+    def window(chunk_id, friend, line):
+        chat = {"senders": ["Sam Rivera", friend]}
+        return {"chunk_id": chunk_id, "chat": chat, "body": f"2026-10-02 10:15 Sam Rivera: {line}"}
+
+    pool = [
+        window(1, "Aiden Duarte", "Booked, we fly out on 8 December."),
+        window(2, "Gus Yilmaz", "Booked, we fly out on 1 October."),
+        window(3, "Gus Yilmaz", "Aiden says the flights are cheap."),  # names Aiden in its text
+        {"chunk_id": 4, "chat": None, "body": "Trip notes"},  # no chat window
+    ]
+    asked = "Where are Sam and Aiden going on their trip, and when do they fly?"
+    assert search.other_conversations(pool, asked) == {2}
+    assert search.other_conversations(pool, "Where is Aiden Duarte going?") == {2}
+    # the owner takes part in every conversation: naming Sam narrows nothing
+    assert search.other_conversations(pool, "Where is Sam going?") == set()
+    assert search.other_conversations(pool, "Where are we going?") == set()
+    weights = {"band": {}, "canonical": 1.1, "other_conversation": 0.5}
+    elsewhere = dict(pool[1], band="current", other_conversation=True)
+    assert search.priority(elsewhere, weights) == 0.5
+    assert search.priority(dict(pool[0], band="current"), weights) == 1.0
