@@ -44504,7 +44504,8 @@ begin
         )
         select x.chunk_id, x.score, x.charged from (
             select c.id as chunk_id,
-                   (1 - (e.embedding::public.vector(%s) operator(public.<=>) {query_vector}::public.vector(%s)))::float8 as score,
+                   -- the query vector parsed once (an InitPlan), not once a window in a generic plan
+                   (1 - (e.embedding::public.vector(%s) operator(public.<=>) (select {query_vector}::public.vector(%s))))::float8 as score,
                    c.charged_subjects as charged
             from windows w
             join exo_private.%I c on c.workspace = %L and c.id = w.chunk_id
