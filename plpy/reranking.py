@@ -165,7 +165,7 @@ def add_message_similarity(db, candidates, vector, model_id):
 def window_similarity(similarity, chat):
     """A candidate's similarity to the question; for a chat window, the mean of its own and its
     most similar message's. A window holds many messages, and its vector blurs the one that answers
-    ("Where does Tomas live now?" / "Big news: I moved to Leipzig today!") among small talk."""
+    among small talk; a message alone is a short text, whose vector the sender's name pulls."""
     best = max((s for s in (chat or {}).get("similarity") or [] if s is not None), default=None)
     if similarity is None or best is None:
         return similarity

@@ -717,7 +717,7 @@ def other_conversations(candidates, query):
     the question names, where it names one who takes part in some of their conversations but not
     every one (the owner takes part in all), and whose text does not name them either: "Where are
     Sam and Aiden going on their trip?" asks about Aiden's conversation, not Sam's trips with
-    others. None where it names no such person."""
+    others. Empty where it names no such person."""
     keys = set(name_keys(query))
     chats = [c for c in candidates if c.get("chat")]
     senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}

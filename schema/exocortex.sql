@@ -4914,7 +4914,7 @@ def other_conversations(candidates, query):
     the question names, where it names one who takes part in some of their conversations but not
     every one (the owner takes part in all), and whose text does not name them either: "Where are
     Sam and Aiden going on their trip?" asks about Aiden's conversation, not Sam's trips with
-    others. None where it names no such person."""
+    others. Empty where it names no such person."""
     keys = set(name_keys(query))
     chats = [c for c in candidates if c.get("chat")]
     senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
@@ -7900,7 +7900,7 @@ def other_conversations(candidates, query):
     the question names, where it names one who takes part in some of their conversations but not
     every one (the owner takes part in all), and whose text does not name them either: "Where are
     Sam and Aiden going on their trip?" asks about Aiden's conversation, not Sam's trips with
-    others. None where it names no such person."""
+    others. Empty where it names no such person."""
     keys = set(name_keys(query))
     chats = [c for c in candidates if c.get("chat")]
     senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
@@ -10221,7 +10221,7 @@ def other_conversations(candidates, query):
     the question names, where it names one who takes part in some of their conversations but not
     every one (the owner takes part in all), and whose text does not name them either: "Where are
     Sam and Aiden going on their trip?" asks about Aiden's conversation, not Sam's trips with
-    others. None where it names no such person."""
+    others. Empty where it names no such person."""
     keys = set(name_keys(query))
     chats = [c for c in candidates if c.get("chat")]
     senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
@@ -12537,7 +12537,7 @@ def other_conversations(candidates, query):
     the question names, where it names one who takes part in some of their conversations but not
     every one (the owner takes part in all), and whose text does not name them either: "Where are
     Sam and Aiden going on their trip?" asks about Aiden's conversation, not Sam's trips with
-    others. None where it names no such person."""
+    others. Empty where it names no such person."""
     keys = set(name_keys(query))
     chats = [c for c in candidates if c.get("chat")]
     senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
@@ -15228,7 +15228,7 @@ def other_conversations(candidates, query):
     the question names, where it names one who takes part in some of their conversations but not
     every one (the owner takes part in all), and whose text does not name them either: "Where are
     Sam and Aiden going on their trip?" asks about Aiden's conversation, not Sam's trips with
-    others. None where it names no such person."""
+    others. Empty where it names no such person."""
     keys = set(name_keys(query))
     chats = [c for c in candidates if c.get("chat")]
     senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
@@ -17740,7 +17740,7 @@ def other_conversations(candidates, query):
     the question names, where it names one who takes part in some of their conversations but not
     every one (the owner takes part in all), and whose text does not name them either: "Where are
     Sam and Aiden going on their trip?" asks about Aiden's conversation, not Sam's trips with
-    others. None where it names no such person."""
+    others. Empty where it names no such person."""
     keys = set(name_keys(query))
     chats = [c for c in candidates if c.get("chat")]
     senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
@@ -36619,7 +36619,7 @@ def other_conversations(candidates, query):
     the question names, where it names one who takes part in some of their conversations but not
     every one (the owner takes part in all), and whose text does not name them either: "Where are
     Sam and Aiden going on their trip?" asks about Aiden's conversation, not Sam's trips with
-    others. None where it names no such person."""
+    others. Empty where it names no such person."""
     keys = set(name_keys(query))
     chats = [c for c in candidates if c.get("chat")]
     senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
@@ -37855,7 +37855,7 @@ def add_message_similarity(db, candidates, vector, model_id):
 def window_similarity(similarity, chat):
     """A candidate's similarity to the question; for a chat window, the mean of its own and its
     most similar message's. A window holds many messages, and its vector blurs the one that answers
-    ("Where does Tomas live now?" / "Big news: I moved to Leipzig today!") among small talk."""
+    among small talk; a message alone is a short text, whose vector the sender's name pulls."""
     best = max((s for s in (chat or {}).get("similarity") or [] if s is not None), default=None)
     if similarity is None or best is None:
         return similarity
@@ -38855,7 +38855,7 @@ def other_conversations(candidates, query):
     the question names, where it names one who takes part in some of their conversations but not
     every one (the owner takes part in all), and whose text does not name them either: "Where are
     Sam and Aiden going on their trip?" asks about Aiden's conversation, not Sam's trips with
-    others. None where it names no such person."""
+    others. Empty where it names no such person."""
     keys = set(name_keys(query))
     chats = [c for c in candidates if c.get("chat")]
     senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
@@ -41675,7 +41675,7 @@ def add_message_similarity(db, candidates, vector, model_id):
 def window_similarity(similarity, chat):
     """A candidate's similarity to the question; for a chat window, the mean of its own and its
     most similar message's. A window holds many messages, and its vector blurs the one that answers
-    ("Where does Tomas live now?" / "Big news: I moved to Leipzig today!") among small talk."""
+    among small talk; a message alone is a short text, whose vector the sender's name pulls."""
     best = max((s for s in (chat or {}).get("similarity") or [] if s is not None), default=None)
     if similarity is None or best is None:
         return similarity
