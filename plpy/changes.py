@@ -604,7 +604,7 @@ def newer_from_pool(chosen, facts, pool, words, every, asked, asked_roles):
     ]
     grown = False
     for c in pool:
-        if c["chunk_id"] in cited:
+        if c["chunk_id"] in cited or c.get("other_conversation"):
             continue
         f = stated(c, words, every, asked_roles)
         changed = [
@@ -640,7 +640,8 @@ def order_changes(query, chosen, report, pool=()):
     a value itself shows both lines, `within` the earlier's time: window_updates); report.changes
     lists the groups. A newer statement from the rest of the ranked `pool` joins them
     (newer_from_pool); where the question names a time (time_named), what was said after it is
-    not compared. Unchanged unless the question asks what holds now (asks_now)."""
+    not compared, nor is a window of another conversation than the person's the question names
+    (other_conversation). Unchanged unless the question asks what holds now (asks_now)."""
     if not asks_now(query, report) or not chosen:
         return chosen
     every = query_words(query)
@@ -659,7 +660,9 @@ def order_changes(query, chosen, report, pool=()):
     said_by = [not until or str(f["day"]) <= until for f in facts]
     groups = []
     for i in range(len(chosen)):
-        if not said_by[i]:
+        # a window of a conversation without the person asked about tells what holds for
+        # someone else (search.other_conversations): another value of it is no change
+        if not said_by[i] or chosen[i].get("other_conversation"):
             continue
         for g in groups:
             if all(same_thing(facts[i], facts[j], asked) or restates(facts[i], facts[j], words) for j in g):

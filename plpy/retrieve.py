@@ -248,6 +248,8 @@ def result_row(n, c):
         "citation": citation(c),
         "body": c["body"],
         "charged": c["charged"],
+        # a window of a conversation without the person asked about: no change mark compares it
+        "other_conversation": bool(c.get("other_conversation")),
     }
 
 
@@ -384,6 +386,9 @@ def run(
         if asks_now(q.text, report):  # beside the results: the pool is the same whatever reranks
             t = time.monotonic()
             later = successors(search, ranked, bands, {c["chunk_id"] for c in candidates})
+            elsewhere = other_conversations(candidates + later, q.text)
+            for c in later:
+                c["other_conversation"] = c["chunk_id"] in elsewhere
             timings["successors"] = elapsed_ms(t)
         add_result_message_reading(db, q.text, ranked[:k], embedding, model, report)
     finally:

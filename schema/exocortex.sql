@@ -11689,7 +11689,7 @@ def newer_from_pool(chosen, facts, pool, words, every, asked, asked_roles):
     ]
     grown = False
     for c in pool:
-        if c["chunk_id"] in cited:
+        if c["chunk_id"] in cited or c.get("other_conversation"):
             continue
         f = stated(c, words, every, asked_roles)
         changed = [
@@ -11724,7 +11724,8 @@ def order_changes(query, chosen, report, pool=()):
     a value itself shows both lines, `within` the earlier's time: window_updates); report.changes
     lists the groups. A newer statement from the rest of the ranked `pool` joins them
     (newer_from_pool); where the question names a time (time_named), what was said after it is
-    not compared. Unchanged unless the question asks what holds now (asks_now)."""
+    not compared, nor is a window of another conversation than the person's the question names
+    (other_conversation). Unchanged unless the question asks what holds now (asks_now)."""
     if not asks_now(query, report) or not chosen:
         return chosen
     every = query_words(query)
@@ -11743,7 +11744,9 @@ def order_changes(query, chosen, report, pool=()):
     said_by = [not until or str(f["day"]) <= until for f in facts]
     groups = []
     for i in range(len(chosen)):
-        if not said_by[i]:
+        # a window of a conversation without the person asked about tells what holds for
+        # someone else (search.other_conversations): another value of it is no change
+        if not said_by[i] or chosen[i].get("other_conversation"):
             continue
         for g in groups:
             if all(same_thing(facts[i], facts[j], asked) or restates(facts[i], facts[j], words) for j in g):
@@ -40323,7 +40326,7 @@ def newer_from_pool(chosen, facts, pool, words, every, asked, asked_roles):
     ]
     grown = False
     for c in pool:
-        if c["chunk_id"] in cited:
+        if c["chunk_id"] in cited or c.get("other_conversation"):
             continue
         f = stated(c, words, every, asked_roles)
         changed = [
@@ -40358,7 +40361,8 @@ def order_changes(query, chosen, report, pool=()):
     a value itself shows both lines, `within` the earlier's time: window_updates); report.changes
     lists the groups. A newer statement from the rest of the ranked `pool` joins them
     (newer_from_pool); where the question names a time (time_named), what was said after it is
-    not compared. Unchanged unless the question asks what holds now (asks_now)."""
+    not compared, nor is a window of another conversation than the person's the question names
+    (other_conversation). Unchanged unless the question asks what holds now (asks_now)."""
     if not asks_now(query, report) or not chosen:
         return chosen
     every = query_words(query)
@@ -40377,7 +40381,9 @@ def order_changes(query, chosen, report, pool=()):
     said_by = [not until or str(f["day"]) <= until for f in facts]
     groups = []
     for i in range(len(chosen)):
-        if not said_by[i]:
+        # a window of a conversation without the person asked about tells what holds for
+        # someone else (search.other_conversations): another value of it is no change
+        if not said_by[i] or chosen[i].get("other_conversation"):
             continue
         for g in groups:
             if all(same_thing(facts[i], facts[j], asked) or restates(facts[i], facts[j], words) for j in g):
@@ -42752,6 +42758,8 @@ def result_row(n, c):
         "citation": citation(c),
         "body": c["body"],
         "charged": c["charged"],
+        # a window of a conversation without the person asked about: no change mark compares it
+        "other_conversation": bool(c.get("other_conversation")),
     }
 
 def run(
@@ -42887,6 +42895,9 @@ def run(
         if asks_now(q.text, report):  # beside the results: the pool is the same whatever reranks
             t = time.monotonic()
             later = successors(search, ranked, bands, {c["chunk_id"] for c in candidates})
+            elsewhere = other_conversations(candidates + later, q.text)
+            for c in later:
+                c["other_conversation"] = c["chunk_id"] in elsewhere
             timings["successors"] = elapsed_ms(t)
         add_result_message_reading(db, q.text, ranked[:k], embedding, model, report)
     finally:

@@ -99,6 +99,22 @@ def test_a_question_naming_a_time_compares_only_what_was_said_by_its_end():
         "signals": [{"text": "on Friday"}], "span": {"last": "2026-12-04"}}}) == "2026-12-04"  # fmt: skip
 
 
+def test_a_window_of_someone_elses_conversation_is_no_change_of_what_is_asked():
+    """Aiden's workplace and Gus's, said weeks apart, differ; for "Where does Aiden work now?"
+    Gus's window (search.other_conversations flags it) tells what holds for Gus, not that Aiden's
+    changed."""
+    aiden = chat(1, "c1", "2026-10-14 13:29 Aiden: I work at Lumen Works, my first week went fine.")
+    gus = chat(2, "c2", "2026-12-03 18:21 Gus: I work at Motion Clinic now, my first week went fine.")
+    asked = "Where does Aiden work now?"
+    out = changes.order_changes(asked, [aiden, gus], {})
+    assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(2, "later"), (1, "earlier")]
+    out = changes.order_changes(asked, [aiden, dict(gus, other_conversation=True)], {})
+    assert [(c["chunk_id"], c.get("change")) for c in out] == [(1, None), (2, None)]
+    # nor does a newer one below the packet's cut join it
+    out = changes.order_changes(asked, [aiden], {}, pool=[dict(gus, other_conversation=True)])
+    assert [(c["chunk_id"], c.get("change")) for c in out] == [(1, None)]
+
+
 def test_a_window_that_corrects_itself_shows_both_lines_and_says_which_is_later():
     """A correction a minute later in the same conversation, one window: its excerpt holds the
     first statement and the correction (not the first alone, the line most like the question),

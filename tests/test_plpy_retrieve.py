@@ -46,6 +46,7 @@ SETTINGS = {
         "freshness_floor": 0.6,
         "year_miss_per_year": 0.15,
         "date_miss_floor": 0.2,
+        "other_conversation": 0.5,
     },
     "models.embeddings": {
         "url": "http://127.0.0.1:9/v1",
@@ -389,6 +390,26 @@ def test_a_chat_window_is_weighed_by_its_best_message_too_asked_once_a_search(em
     plpy = FakePlpy(corpus, {("lexical", "personal"): [(5, 4.0), (6, 3.0)]})
     plpy.similarity = {5: 0.5, 6: 0.45}  # messages without vectors: the windows' alone
     assert [r["chunk_id"] for r in search(plpy, "where does Ana live")["results"]] == [5, 6]
+
+
+def test_a_window_of_a_conversation_without_the_person_asked_about_ranks_lower_and_says_so(embedder):
+    def window(chunk_id, friend, line):
+        chat = {
+            "conversation_id": chunk_id,
+            "title": friend,
+            "senders": ["Sam", friend],
+            "first_sent_at": "2026-11-04T09:12:00+00:00",
+            "message_ids": [chunk_id * 10],
+        }
+        return chunk(chunk_id, f"2026-11-04 09:12 Sam: {line}", workspace="personal", chat=chat)
+
+    corpus = [window(5, "Aiden", "We fly out on 8 December."), window(6, "Gus", "We fly out on 1 October!")]
+    plpy = FakePlpy(corpus, {("lexical", "personal"): [(6, 4.0), (5, 3.0)]})
+    plpy.similarity = {5: 0.5, 6: 0.6}
+    rows = search(plpy, "When do Sam and Aiden fly?")["results"]
+    assert [(r["chunk_id"], r["other_conversation"]) for r in rows] == [(5, False), (6, True)]
+    rows = search(plpy, "When do we fly?")["results"]  # no one named: the words and vectors decide
+    assert [(r["chunk_id"], r["other_conversation"]) for r in rows] == [(6, False), (5, False)]
 
 
 # -- the archive ---------------------------------------------------------------------------
