@@ -5259,11 +5259,12 @@ ASKED_KIND_WEIGHT = 0.1
 
 def answering_message(messages, words, similarity=None, names_sender=False, states_asked=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
-    words) and asks nothing itself, the most similar such; else the message most similar to the
-    question (`similarity`, one per message, from their vectors), with WORDS_SAID_WEIGHT for the
-    share of `words` it says when it asks nothing and the question names a sender, and
-    ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the question asks for
-    (`states_asked`, one per message); or else the one richest in `words`."""
+    words), one that asks nothing itself before one that asks (whose reply the excerpt shows with
+    it: "Did you pick a name for the cat yet?" / "Cosmo!"), the most similar such; else the
+    message most similar to the question (`similarity`, one per message, from their vectors),
+    with WORDS_SAID_WEIGHT for the share of `words` it says when it asks nothing and the question
+    names a sender, and ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the
+    question asks for (`states_asked`, one per message); or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
@@ -5271,11 +5272,9 @@ def answering_message(messages, words, similarity=None, names_sender=False, stat
 
     asks = [said(m).rstrip().endswith("?") for m in messages]
     shares = [coverage(said(m), words) for m in messages]
-    holding = [
-        i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE and not asks[i]
-    ]
+    holding = [i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE]
     if holding:
-        return max(holding, key=lambda i: (shares[i], close(i), -i))
+        return max(holding, key=lambda i: (not asks[i], shares[i], close(i), -i))
     weight = WORDS_SAID_WEIGHT if names_sender else 0.0
     kinds = states_asked if states_asked and len(states_asked) == len(messages) else [False] * len(messages)
     if known:
@@ -8245,11 +8244,12 @@ ASKED_KIND_WEIGHT = 0.1
 
 def answering_message(messages, words, similarity=None, names_sender=False, states_asked=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
-    words) and asks nothing itself, the most similar such; else the message most similar to the
-    question (`similarity`, one per message, from their vectors), with WORDS_SAID_WEIGHT for the
-    share of `words` it says when it asks nothing and the question names a sender, and
-    ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the question asks for
-    (`states_asked`, one per message); or else the one richest in `words`."""
+    words), one that asks nothing itself before one that asks (whose reply the excerpt shows with
+    it: "Did you pick a name for the cat yet?" / "Cosmo!"), the most similar such; else the
+    message most similar to the question (`similarity`, one per message, from their vectors),
+    with WORDS_SAID_WEIGHT for the share of `words` it says when it asks nothing and the question
+    names a sender, and ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the
+    question asks for (`states_asked`, one per message); or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
@@ -8257,11 +8257,9 @@ def answering_message(messages, words, similarity=None, names_sender=False, stat
 
     asks = [said(m).rstrip().endswith("?") for m in messages]
     shares = [coverage(said(m), words) for m in messages]
-    holding = [
-        i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE and not asks[i]
-    ]
+    holding = [i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE]
     if holding:
-        return max(holding, key=lambda i: (shares[i], close(i), -i))
+        return max(holding, key=lambda i: (not asks[i], shares[i], close(i), -i))
     weight = WORDS_SAID_WEIGHT if names_sender else 0.0
     kinds = states_asked if states_asked and len(states_asked) == len(messages) else [False] * len(messages)
     if known:
@@ -10566,11 +10564,12 @@ ASKED_KIND_WEIGHT = 0.1
 
 def answering_message(messages, words, similarity=None, names_sender=False, states_asked=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
-    words) and asks nothing itself, the most similar such; else the message most similar to the
-    question (`similarity`, one per message, from their vectors), with WORDS_SAID_WEIGHT for the
-    share of `words` it says when it asks nothing and the question names a sender, and
-    ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the question asks for
-    (`states_asked`, one per message); or else the one richest in `words`."""
+    words), one that asks nothing itself before one that asks (whose reply the excerpt shows with
+    it: "Did you pick a name for the cat yet?" / "Cosmo!"), the most similar such; else the
+    message most similar to the question (`similarity`, one per message, from their vectors),
+    with WORDS_SAID_WEIGHT for the share of `words` it says when it asks nothing and the question
+    names a sender, and ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the
+    question asks for (`states_asked`, one per message); or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
@@ -10578,11 +10577,9 @@ def answering_message(messages, words, similarity=None, names_sender=False, stat
 
     asks = [said(m).rstrip().endswith("?") for m in messages]
     shares = [coverage(said(m), words) for m in messages]
-    holding = [
-        i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE and not asks[i]
-    ]
+    holding = [i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE]
     if holding:
-        return max(holding, key=lambda i: (shares[i], close(i), -i))
+        return max(holding, key=lambda i: (not asks[i], shares[i], close(i), -i))
     weight = WORDS_SAID_WEIGHT if names_sender else 0.0
     kinds = states_asked if states_asked and len(states_asked) == len(messages) else [False] * len(messages)
     if known:
@@ -12885,11 +12882,12 @@ ASKED_KIND_WEIGHT = 0.1
 
 def answering_message(messages, words, similarity=None, names_sender=False, states_asked=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
-    words) and asks nothing itself, the most similar such; else the message most similar to the
-    question (`similarity`, one per message, from their vectors), with WORDS_SAID_WEIGHT for the
-    share of `words` it says when it asks nothing and the question names a sender, and
-    ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the question asks for
-    (`states_asked`, one per message); or else the one richest in `words`."""
+    words), one that asks nothing itself before one that asks (whose reply the excerpt shows with
+    it: "Did you pick a name for the cat yet?" / "Cosmo!"), the most similar such; else the
+    message most similar to the question (`similarity`, one per message, from their vectors),
+    with WORDS_SAID_WEIGHT for the share of `words` it says when it asks nothing and the question
+    names a sender, and ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the
+    question asks for (`states_asked`, one per message); or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
@@ -12897,11 +12895,9 @@ def answering_message(messages, words, similarity=None, names_sender=False, stat
 
     asks = [said(m).rstrip().endswith("?") for m in messages]
     shares = [coverage(said(m), words) for m in messages]
-    holding = [
-        i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE and not asks[i]
-    ]
+    holding = [i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE]
     if holding:
-        return max(holding, key=lambda i: (shares[i], close(i), -i))
+        return max(holding, key=lambda i: (not asks[i], shares[i], close(i), -i))
     weight = WORDS_SAID_WEIGHT if names_sender else 0.0
     kinds = states_asked if states_asked and len(states_asked) == len(messages) else [False] * len(messages)
     if known:
@@ -15576,11 +15572,12 @@ ASKED_KIND_WEIGHT = 0.1
 
 def answering_message(messages, words, similarity=None, names_sender=False, states_asked=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
-    words) and asks nothing itself, the most similar such; else the message most similar to the
-    question (`similarity`, one per message, from their vectors), with WORDS_SAID_WEIGHT for the
-    share of `words` it says when it asks nothing and the question names a sender, and
-    ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the question asks for
-    (`states_asked`, one per message); or else the one richest in `words`."""
+    words), one that asks nothing itself before one that asks (whose reply the excerpt shows with
+    it: "Did you pick a name for the cat yet?" / "Cosmo!"), the most similar such; else the
+    message most similar to the question (`similarity`, one per message, from their vectors),
+    with WORDS_SAID_WEIGHT for the share of `words` it says when it asks nothing and the question
+    names a sender, and ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the
+    question asks for (`states_asked`, one per message); or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
@@ -15588,11 +15585,9 @@ def answering_message(messages, words, similarity=None, names_sender=False, stat
 
     asks = [said(m).rstrip().endswith("?") for m in messages]
     shares = [coverage(said(m), words) for m in messages]
-    holding = [
-        i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE and not asks[i]
-    ]
+    holding = [i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE]
     if holding:
-        return max(holding, key=lambda i: (shares[i], close(i), -i))
+        return max(holding, key=lambda i: (not asks[i], shares[i], close(i), -i))
     weight = WORDS_SAID_WEIGHT if names_sender else 0.0
     kinds = states_asked if states_asked and len(states_asked) == len(messages) else [False] * len(messages)
     if known:
@@ -18088,11 +18083,12 @@ ASKED_KIND_WEIGHT = 0.1
 
 def answering_message(messages, words, similarity=None, names_sender=False, states_asked=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
-    words) and asks nothing itself, the most similar such; else the message most similar to the
-    question (`similarity`, one per message, from their vectors), with WORDS_SAID_WEIGHT for the
-    share of `words` it says when it asks nothing and the question names a sender, and
-    ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the question asks for
-    (`states_asked`, one per message); or else the one richest in `words`."""
+    words), one that asks nothing itself before one that asks (whose reply the excerpt shows with
+    it: "Did you pick a name for the cat yet?" / "Cosmo!"), the most similar such; else the
+    message most similar to the question (`similarity`, one per message, from their vectors),
+    with WORDS_SAID_WEIGHT for the share of `words` it says when it asks nothing and the question
+    names a sender, and ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the
+    question asks for (`states_asked`, one per message); or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
@@ -18100,11 +18096,9 @@ def answering_message(messages, words, similarity=None, names_sender=False, stat
 
     asks = [said(m).rstrip().endswith("?") for m in messages]
     shares = [coverage(said(m), words) for m in messages]
-    holding = [
-        i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE and not asks[i]
-    ]
+    holding = [i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE]
     if holding:
-        return max(holding, key=lambda i: (shares[i], close(i), -i))
+        return max(holding, key=lambda i: (not asks[i], shares[i], close(i), -i))
     weight = WORDS_SAID_WEIGHT if names_sender else 0.0
     kinds = states_asked if states_asked and len(states_asked) == len(messages) else [False] * len(messages)
     if known:
@@ -36967,11 +36961,12 @@ ASKED_KIND_WEIGHT = 0.1
 
 def answering_message(messages, words, similarity=None, names_sender=False, states_asked=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
-    words) and asks nothing itself, the most similar such; else the message most similar to the
-    question (`similarity`, one per message, from their vectors), with WORDS_SAID_WEIGHT for the
-    share of `words` it says when it asks nothing and the question names a sender, and
-    ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the question asks for
-    (`states_asked`, one per message); or else the one richest in `words`."""
+    words), one that asks nothing itself before one that asks (whose reply the excerpt shows with
+    it: "Did you pick a name for the cat yet?" / "Cosmo!"), the most similar such; else the
+    message most similar to the question (`similarity`, one per message, from their vectors),
+    with WORDS_SAID_WEIGHT for the share of `words` it says when it asks nothing and the question
+    names a sender, and ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the
+    question asks for (`states_asked`, one per message); or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
@@ -36979,11 +36974,9 @@ def answering_message(messages, words, similarity=None, names_sender=False, stat
 
     asks = [said(m).rstrip().endswith("?") for m in messages]
     shares = [coverage(said(m), words) for m in messages]
-    holding = [
-        i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE and not asks[i]
-    ]
+    holding = [i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE]
     if holding:
-        return max(holding, key=lambda i: (shares[i], close(i), -i))
+        return max(holding, key=lambda i: (not asks[i], shares[i], close(i), -i))
     weight = WORDS_SAID_WEIGHT if names_sender else 0.0
     kinds = states_asked if states_asked and len(states_asked) == len(messages) else [False] * len(messages)
     if known:
@@ -39203,11 +39196,12 @@ ASKED_KIND_WEIGHT = 0.1
 
 def answering_message(messages, words, similarity=None, names_sender=False, states_asked=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
-    words) and asks nothing itself, the most similar such; else the message most similar to the
-    question (`similarity`, one per message, from their vectors), with WORDS_SAID_WEIGHT for the
-    share of `words` it says when it asks nothing and the question names a sender, and
-    ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the question asks for
-    (`states_asked`, one per message); or else the one richest in `words`."""
+    words), one that asks nothing itself before one that asks (whose reply the excerpt shows with
+    it: "Did you pick a name for the cat yet?" / "Cosmo!"), the most similar such; else the
+    message most similar to the question (`similarity`, one per message, from their vectors),
+    with WORDS_SAID_WEIGHT for the share of `words` it says when it asks nothing and the question
+    names a sender, and ASKED_KIND_WEIGHT when it asks nothing and states a value of the kind the
+    question asks for (`states_asked`, one per message); or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
@@ -39215,11 +39209,9 @@ def answering_message(messages, words, similarity=None, names_sender=False, stat
 
     asks = [said(m).rstrip().endswith("?") for m in messages]
     shares = [coverage(said(m), words) for m in messages]
-    holding = [
-        i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE and not asks[i]
-    ]
+    holding = [i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE]
     if holding:
-        return max(holding, key=lambda i: (shares[i], close(i), -i))
+        return max(holding, key=lambda i: (not asks[i], shares[i], close(i), -i))
     weight = WORDS_SAID_WEIGHT if names_sender else 0.0
     kinds = states_asked if states_asked and len(states_asked) == len(messages) else [False] * len(messages)
     if known:

@@ -927,8 +927,13 @@ def test_a_message_that_holds_the_words_asked_is_the_answer_whatever_the_vectors
     ]
     # the vectors prefer the last; the first holds three of the four words asked
     assert search.answering_message(messages, ["solid", "team", "quite", "progress"], [0.2, 0.5, 0.6]) == 0
-    # a message that asks holds the words but answers nothing
-    assert search.answering_message(messages[1:], ["solid", "team", "progress"], [0.5, 0.6]) == 1
+    # a message that asks and holds the words comes after one that holds them and asks nothing...
+    assert search.answering_message(messages, ["solid", "team", "progress"], [0.2, 0.9, 0.1]) == 0
+    # ...but it is still the one asked about ("does music theory jazz": "Does that mean you know
+    # music theory and all that jazz?"); the excerpt shows its reply with it
+    assert search.answering_message(messages[1:], ["solid", "team", "progress"], [0.5, 0.6]) == 0
+    excerpt = search.chat_excerpt("\n".join(messages[1:]), ["solid", "team", "progress"], 300, [0.5, 0.6], 40)
+    assert "Is the team solid?" in excerpt and "Mostly logos" in excerpt
     # too few of the words: the vectors decide
     assert search.answering_message(messages, ["solid", "logos", "weather", "design"], [0.9, 0.1, 0.2]) == 0
     assert search.answering_message(messages, ["weather", "sprint"], [0.1, 0.1, 0.9]) == 2
@@ -948,8 +953,9 @@ def test_a_message_that_says_a_word_asked_outweighs_a_short_line_the_senders_nam
     assert search.answering_message(messages, ["name", "corgi"], similarity) == 2
     # without a word of the question the vectors decide; a message that asks gains nothing by its words
     assert search.answering_message(messages, ["name", "puppy"], similarity, names_sender=True) == 2
+    # a message that asks with the words asked is the one asked about, its reply shown with it
     asked = [messages[0], "2023-04-26 19:35 Isaac: What a name! Is the corgi called Basil?", messages[2]]
-    assert search.answering_message(asked, ["name", "corgi"], [0.40, 0.45, 0.57], names_sender=True) == 2
+    assert search.answering_message(asked, ["name", "corgi"], [0.40, 0.45, 0.57], names_sender=True) == 1
 
 
 def test_a_message_that_states_the_kind_of_value_asked_for_outweighs_a_line_the_name_pulls():
