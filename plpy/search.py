@@ -720,12 +720,16 @@ def other_conversations(candidates, query):
     others. Empty where it names no such person."""
     keys = set(name_keys(query))
     chats = [c for c in candidates if c.get("chat")]
-    senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
-    everywhere = set.intersection(*senders.values()) if senders else set()
+    # a conversation's people: the senders of its windows in the pool (one window may hold only
+    # the owner's lines of a conversation with someone else)
+    people = {}
+    for c in chats:
+        people.setdefault(c["chat"].get("conversation_id"), set()).update(c["chat"].get("senders") or [])
+    everywhere = set.intersection(*people.values()) if people else set()
     asked = {
         s
-        for people in senders.values()
-        for s in people - everywhere
+        for them in people.values()
+        for s in them - everywhere
         if canonical_key(s) in keys or canonical_key(s).split(" ")[0] in keys
     }
     if not asked:
@@ -734,7 +738,8 @@ def other_conversations(candidates, query):
     return {
         c["chunk_id"]
         for c in chats
-        if not senders[c["chunk_id"]] & asked and not first_names & set(query_words(said(c["body"])))
+        if not people[c["chat"].get("conversation_id")] & asked
+        and not first_names & set(query_words(said(c["body"])))
     }
 
 

@@ -4917,12 +4917,16 @@ def other_conversations(candidates, query):
     others. Empty where it names no such person."""
     keys = set(name_keys(query))
     chats = [c for c in candidates if c.get("chat")]
-    senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
-    everywhere = set.intersection(*senders.values()) if senders else set()
+    # a conversation's people: the senders of its windows in the pool (one window may hold only
+    # the owner's lines of a conversation with someone else)
+    people = {}
+    for c in chats:
+        people.setdefault(c["chat"].get("conversation_id"), set()).update(c["chat"].get("senders") or [])
+    everywhere = set.intersection(*people.values()) if people else set()
     asked = {
         s
-        for people in senders.values()
-        for s in people - everywhere
+        for them in people.values()
+        for s in them - everywhere
         if canonical_key(s) in keys or canonical_key(s).split(" ")[0] in keys
     }
     if not asked:
@@ -4931,7 +4935,8 @@ def other_conversations(candidates, query):
     return {
         c["chunk_id"]
         for c in chats
-        if not senders[c["chunk_id"]] & asked and not first_names & set(query_words(said(c["body"])))
+        if not people[c["chat"].get("conversation_id")] & asked
+        and not first_names & set(query_words(said(c["body"])))
     }
 
 # A question about the present state of things ("where does she live now?"): among evidence of
@@ -7902,12 +7907,16 @@ def other_conversations(candidates, query):
     others. Empty where it names no such person."""
     keys = set(name_keys(query))
     chats = [c for c in candidates if c.get("chat")]
-    senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
-    everywhere = set.intersection(*senders.values()) if senders else set()
+    # a conversation's people: the senders of its windows in the pool (one window may hold only
+    # the owner's lines of a conversation with someone else)
+    people = {}
+    for c in chats:
+        people.setdefault(c["chat"].get("conversation_id"), set()).update(c["chat"].get("senders") or [])
+    everywhere = set.intersection(*people.values()) if people else set()
     asked = {
         s
-        for people in senders.values()
-        for s in people - everywhere
+        for them in people.values()
+        for s in them - everywhere
         if canonical_key(s) in keys or canonical_key(s).split(" ")[0] in keys
     }
     if not asked:
@@ -7916,7 +7925,8 @@ def other_conversations(candidates, query):
     return {
         c["chunk_id"]
         for c in chats
-        if not senders[c["chunk_id"]] & asked and not first_names & set(query_words(said(c["body"])))
+        if not people[c["chat"].get("conversation_id")] & asked
+        and not first_names & set(query_words(said(c["body"])))
     }
 
 # A question about the present state of things ("where does she live now?"): among evidence of
@@ -10222,12 +10232,16 @@ def other_conversations(candidates, query):
     others. Empty where it names no such person."""
     keys = set(name_keys(query))
     chats = [c for c in candidates if c.get("chat")]
-    senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
-    everywhere = set.intersection(*senders.values()) if senders else set()
+    # a conversation's people: the senders of its windows in the pool (one window may hold only
+    # the owner's lines of a conversation with someone else)
+    people = {}
+    for c in chats:
+        people.setdefault(c["chat"].get("conversation_id"), set()).update(c["chat"].get("senders") or [])
+    everywhere = set.intersection(*people.values()) if people else set()
     asked = {
         s
-        for people in senders.values()
-        for s in people - everywhere
+        for them in people.values()
+        for s in them - everywhere
         if canonical_key(s) in keys or canonical_key(s).split(" ")[0] in keys
     }
     if not asked:
@@ -10236,7 +10250,8 @@ def other_conversations(candidates, query):
     return {
         c["chunk_id"]
         for c in chats
-        if not senders[c["chunk_id"]] & asked and not first_names & set(query_words(said(c["body"])))
+        if not people[c["chat"].get("conversation_id")] & asked
+        and not first_names & set(query_words(said(c["body"])))
     }
 
 # A question about the present state of things ("where does she live now?"): among evidence of
@@ -12540,12 +12555,16 @@ def other_conversations(candidates, query):
     others. Empty where it names no such person."""
     keys = set(name_keys(query))
     chats = [c for c in candidates if c.get("chat")]
-    senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
-    everywhere = set.intersection(*senders.values()) if senders else set()
+    # a conversation's people: the senders of its windows in the pool (one window may hold only
+    # the owner's lines of a conversation with someone else)
+    people = {}
+    for c in chats:
+        people.setdefault(c["chat"].get("conversation_id"), set()).update(c["chat"].get("senders") or [])
+    everywhere = set.intersection(*people.values()) if people else set()
     asked = {
         s
-        for people in senders.values()
-        for s in people - everywhere
+        for them in people.values()
+        for s in them - everywhere
         if canonical_key(s) in keys or canonical_key(s).split(" ")[0] in keys
     }
     if not asked:
@@ -12554,7 +12573,8 @@ def other_conversations(candidates, query):
     return {
         c["chunk_id"]
         for c in chats
-        if not senders[c["chunk_id"]] & asked and not first_names & set(query_words(said(c["body"])))
+        if not people[c["chat"].get("conversation_id")] & asked
+        and not first_names & set(query_words(said(c["body"])))
     }
 
 # A question about the present state of things ("where does she live now?"): among evidence of
@@ -15230,12 +15250,16 @@ def other_conversations(candidates, query):
     others. Empty where it names no such person."""
     keys = set(name_keys(query))
     chats = [c for c in candidates if c.get("chat")]
-    senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
-    everywhere = set.intersection(*senders.values()) if senders else set()
+    # a conversation's people: the senders of its windows in the pool (one window may hold only
+    # the owner's lines of a conversation with someone else)
+    people = {}
+    for c in chats:
+        people.setdefault(c["chat"].get("conversation_id"), set()).update(c["chat"].get("senders") or [])
+    everywhere = set.intersection(*people.values()) if people else set()
     asked = {
         s
-        for people in senders.values()
-        for s in people - everywhere
+        for them in people.values()
+        for s in them - everywhere
         if canonical_key(s) in keys or canonical_key(s).split(" ")[0] in keys
     }
     if not asked:
@@ -15244,7 +15268,8 @@ def other_conversations(candidates, query):
     return {
         c["chunk_id"]
         for c in chats
-        if not senders[c["chunk_id"]] & asked and not first_names & set(query_words(said(c["body"])))
+        if not people[c["chat"].get("conversation_id")] & asked
+        and not first_names & set(query_words(said(c["body"])))
     }
 
 # A question about the present state of things ("where does she live now?"): among evidence of
@@ -17741,12 +17766,16 @@ def other_conversations(candidates, query):
     others. Empty where it names no such person."""
     keys = set(name_keys(query))
     chats = [c for c in candidates if c.get("chat")]
-    senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
-    everywhere = set.intersection(*senders.values()) if senders else set()
+    # a conversation's people: the senders of its windows in the pool (one window may hold only
+    # the owner's lines of a conversation with someone else)
+    people = {}
+    for c in chats:
+        people.setdefault(c["chat"].get("conversation_id"), set()).update(c["chat"].get("senders") or [])
+    everywhere = set.intersection(*people.values()) if people else set()
     asked = {
         s
-        for people in senders.values()
-        for s in people - everywhere
+        for them in people.values()
+        for s in them - everywhere
         if canonical_key(s) in keys or canonical_key(s).split(" ")[0] in keys
     }
     if not asked:
@@ -17755,7 +17784,8 @@ def other_conversations(candidates, query):
     return {
         c["chunk_id"]
         for c in chats
-        if not senders[c["chunk_id"]] & asked and not first_names & set(query_words(said(c["body"])))
+        if not people[c["chat"].get("conversation_id")] & asked
+        and not first_names & set(query_words(said(c["body"])))
     }
 
 # A question about the present state of things ("where does she live now?"): among evidence of
@@ -36619,12 +36649,16 @@ def other_conversations(candidates, query):
     others. Empty where it names no such person."""
     keys = set(name_keys(query))
     chats = [c for c in candidates if c.get("chat")]
-    senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
-    everywhere = set.intersection(*senders.values()) if senders else set()
+    # a conversation's people: the senders of its windows in the pool (one window may hold only
+    # the owner's lines of a conversation with someone else)
+    people = {}
+    for c in chats:
+        people.setdefault(c["chat"].get("conversation_id"), set()).update(c["chat"].get("senders") or [])
+    everywhere = set.intersection(*people.values()) if people else set()
     asked = {
         s
-        for people in senders.values()
-        for s in people - everywhere
+        for them in people.values()
+        for s in them - everywhere
         if canonical_key(s) in keys or canonical_key(s).split(" ")[0] in keys
     }
     if not asked:
@@ -36633,7 +36667,8 @@ def other_conversations(candidates, query):
     return {
         c["chunk_id"]
         for c in chats
-        if not senders[c["chunk_id"]] & asked and not first_names & set(query_words(said(c["body"])))
+        if not people[c["chat"].get("conversation_id")] & asked
+        and not first_names & set(query_words(said(c["body"])))
     }
 
 # A question about the present state of things ("where does she live now?"): among evidence of
@@ -38854,12 +38889,16 @@ def other_conversations(candidates, query):
     others. Empty where it names no such person."""
     keys = set(name_keys(query))
     chats = [c for c in candidates if c.get("chat")]
-    senders = {c["chunk_id"]: set(c["chat"].get("senders") or []) for c in chats}
-    everywhere = set.intersection(*senders.values()) if senders else set()
+    # a conversation's people: the senders of its windows in the pool (one window may hold only
+    # the owner's lines of a conversation with someone else)
+    people = {}
+    for c in chats:
+        people.setdefault(c["chat"].get("conversation_id"), set()).update(c["chat"].get("senders") or [])
+    everywhere = set.intersection(*people.values()) if people else set()
     asked = {
         s
-        for people in senders.values()
-        for s in people - everywhere
+        for them in people.values()
+        for s in them - everywhere
         if canonical_key(s) in keys or canonical_key(s).split(" ")[0] in keys
     }
     if not asked:
@@ -38868,7 +38907,8 @@ def other_conversations(candidates, query):
     return {
         c["chunk_id"]
         for c in chats
-        if not senders[c["chunk_id"]] & asked and not first_names & set(query_words(said(c["body"])))
+        if not people[c["chat"].get("conversation_id")] & asked
+        and not first_names & set(query_words(said(c["body"])))
     }
 
 # A question about the present state of things ("where does she live now?"): among evidence of

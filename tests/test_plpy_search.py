@@ -1661,8 +1661,8 @@ def test_a_fact_line_says_the_value_before_it():
 
 
 def test_a_question_naming_a_person_asks_about_their_conversations():
-    def window(chunk_id, friend, line):
-        chat = {"senders": ["Sam Rivera", friend]}
+    def window(chunk_id, friend, line, senders=None):
+        chat = {"conversation_id": friend, "senders": senders or ["Sam Rivera", friend]}
         return {"chunk_id": chunk_id, "chat": chat, "body": f"2026-10-02 10:15 Sam Rivera: {line}"}
 
     pool = [
@@ -1670,6 +1670,8 @@ def test_a_question_naming_a_person_asks_about_their_conversations():
         window(2, "Gus Yilmaz", "Booked, we fly out on 1 October."),
         window(3, "Gus Yilmaz", "Aiden says the flights are cheap."),  # names Aiden in its text
         {"chunk_id": 4, "chat": None, "body": "Trip notes"},  # no chat window
+        # only the owner's lines, in Aiden's conversation: a window of it all the same
+        window(5, "Aiden Duarte", "Off to pack!", senders=["Sam Rivera"]),
     ]
     asked = "Where are Sam and Aiden going on their trip, and when do they fly?"
     assert search.other_conversations(pool, asked) == {2}
