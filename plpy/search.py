@@ -1166,13 +1166,13 @@ def chat_excerpt(
     also=None,
     states_asked=None,
 ):
-    """Whole messages of a chat chunk: the message answering_message() chooses (by `similarity`,
-    one per message, from their vectors, and `states_asked`) or else the one richest in `words` in what it says
-    (said(); compared by their first five letters, as coverage() does), whole up to max_chars
-    with the reply when it asks a question, or with the run to message `also` (its index: one
-    that tells another value of what it tells), and its neighbours while the excerpt stays within
-    context_chars (default max_chars), plus the ellipsis marks; where the run to `also` is too
-    long, the later of the two alone is the core. A message longer than max_chars keeps its time
+    """Whole messages of a chat chunk: the message answering_message() chooses (by the words it
+    says, `similarity`, one per message, from their vectors, and `states_asked`; else the one
+    richest in `words` in what it says: said(), compared by their first five letters, as
+    coverage() does), whole up to max_chars with the reply when it asks a question, or with the
+    run to message `also` (its index: one that tells another value of what it tells), and its
+    neighbours while the excerpt stays within context_chars (default max_chars), plus the
+    ellipsis marks; where the run to `also` is too long, the later of the two alone is the core. A message longer than max_chars keeps its time
     and sender and whole lines around its line richest in `words`; only a line longer than the
     limit is cut."""
     text = body.strip()
