@@ -53,6 +53,13 @@ def report(conn, query: str, **named) -> dict:
     ).fetchone()[0]
 
 
+def search_json(conn, query: str, **named) -> dict:
+    """One retrieval, its rows and report together (a model backend answers once)."""
+    return conn.execute(
+        sql.SQL("select {}").format(_call(conn, "exo.search_json", query, **named))
+    ).fetchone()[0]
+
+
 def packet(conn, query: str, **named) -> dict:
     return conn.execute(
         sql.SQL("select {}").format(_call(conn, "exo.context_packet_json", query, **named))
@@ -100,9 +107,7 @@ def test_search_returns_cited_ranked_rows_from_every_workspace(reader):
 
 def test_search_json_gives_the_rows_and_the_report_of_one_retrieval(reader):
     query = "postgres replication lag on the standby"
-    found = reader.execute(
-        sql.SQL("select {}").format(_call(reader, "exo.search_json", query, k=10))
-    ).fetchone()[0]
+    found = search_json(reader, query, k=10)
     cur = reader.execute(sql.SQL("select * from {}").format(_call(reader, "exo.search", query, k=10)))
     names = [c.name for c in cur.description]
     rows = [dict(zip(names, row, strict=True)) for row in cur]
@@ -116,7 +121,7 @@ def test_search_json_gives_the_rows_and_the_report_of_one_retrieval(reader):
         expected["rerank"], attempts=found["report"]["rerank"]["attempts"]
     )
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="k must be between 1 and 200"):
-        reader.execute(sql.SQL("select {}").format(_call(reader, "exo.search_json", query, k=0)))
+        search_json(reader, query, k=0)
 
 
 def test_identifiers_are_found_verbatim_by_the_exact_stage(reader):
@@ -425,8 +430,9 @@ def _pool(conn) -> set[int]:
 
 def test_every_backend_only_reorders(vault, real_models):
     with settings_as_reader(vault, retrieval__rerank_order=["deterministic"]) as conn:
-        expected = _pool(conn)
-        assert report(conn, QUESTION)["rerank"]["backend"] == "deterministic"
+        found = search_json(conn, QUESTION, k=200)
+        expected = {r["chunk_id"] for r in found["results"]}
+        assert found["report"]["rerank"]["backend"] == "deterministic"
     backends = {
         "embedding": {},
         "cross_encoder": {
@@ -451,9 +457,9 @@ def test_every_backend_only_reorders(vault, real_models):
     orders = {}
     for backend, extra in backends.items():
         with settings_as_reader(vault, retrieval__rerank_order=[backend, "deterministic"], **extra) as conn:
-            found = report(conn, QUESTION, k=200)
-            assert found["rerank"]["backend"] == backend, found["rerank"]
-            rows = search(conn, QUESTION, k=200)
+            found = search_json(conn, QUESTION, k=200)
+            assert found["report"]["rerank"]["backend"] == backend, found["report"]["rerank"]
+            rows = found["results"]
             assert {r["chunk_id"] for r in rows} == expected
             orders[backend] = [r["chunk_id"] for r in rows]
     assert orders["embedding"] != orders["cross_encoder"] or orders["embedding"] != orders["listwise"]
