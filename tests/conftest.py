@@ -12,6 +12,7 @@ visibility behave as in production. The helpers live in tests/support/.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -92,22 +93,29 @@ SERIAL_FILES = "EXO_TEST_SERIAL_FILES"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Each test gets its tier's mark; the files that run the real models come first, so that the
-    two processes of `make test` (one file each at a time) start their longest work at once rather
-    than one of them last, alone; the check that the user's server was left alone runs after
-    every other test. Before any is deselected, the files of the serial tests are noted
-    (SERIAL_FILES)."""
+    """Each test gets its tier's mark; the files that run the real models come first, then those
+    with property tests (hypothesis: many examples a test), so that the two processes of `make
+    test` (one file each at a time, in this order: the Makefile turns off xdist's own, by test
+    count, which put test_evaluate's one long test 70th of 121 files and the deference
+    properties' 113th) start their longest work early rather than one of them last, alone; within
+    each, the files with the most tests first, so that the run ends on small ones. The check that
+    the user's server was left alone runs after every other test. Before any is deselected, the
+    files of the serial tests are noted (SERIAL_FILES)."""
     if noted := os.environ.get(SERIAL_FILES):
         files = sorted({item.nodeid.split("::")[0] for item in items if item.get_closest_marker("serial")})
         partial = Path(f"{noted}.{os.getpid()}")  # both processes note it: each in one step
         partial.write_text("".join(f"{file}\n" for file in files))
         partial.replace(noted)
-    e2e = set()
+    e2e, properties = set(), set()
     for item in items:
         item.add_marker(tier(item))
         if tier(item) == "e2e":
             e2e.add(item.path)
-    items.sort(key=lambda item: item.path not in e2e)  # stable: each file's tests stay together
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            properties.add(item.path)
+    tests = Counter(item.path for item in items)
+    # stable: each file's tests stay together
+    items.sort(key=lambda item: (item.path not in e2e, item.path not in properties, -tests[item.path]))
     last = [item for item in items if item.module.__name__ == "test_live_memory"]
     items[:] = [item for item in items if item not in last] + last
 
