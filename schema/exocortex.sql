@@ -11528,13 +11528,16 @@ def used_otherwise(text, asked_roles):
 # A transcript line's speaker after the time into the recording ("[00:02:54] Iris Calder: "): who
 # speaks and when in the meeting, no value the line tells.
 _SPEAKER = re.compile(r"^\[\d{1,2}:\d{2}(?::\d{2})?\]\s*[^:\n]{1,80}:\s")
+# The first person singular, in a chat line of any case ("i moved to york" is a sender's own)
+_SELF = re.compile(r"\b(?:i|me|my|mine|myself)\b", re.IGNORECASE)
 
 def stated(c, words, asked, asked_roles=None):
     """What the candidate's answering line states (line_stated)."""
     return line_stated(answering_line(c, words), c, asked, asked_roles)
 
 def line_stated(line, c, asked, asked_roles=None):
-    """What a line of candidate c states: {values, about, near, time, day, source, update, named};
+    """What a line of candidate c states: {values, about, near, time, day, source, update, named,
+    speaker: the sender of a chat line in the first person singular, else None};
     a word of the question the line holds only as another part of speech (`asked_roles`: the
     question's word_roles()) is not what it is about."""
     label = _CHAT_LABEL.match(line)
@@ -11545,9 +11548,11 @@ def line_stated(line, c, asked, asked_roles=None):
     near = {w: v for w, v in near_values(text, asked).items() if w not in other}
     chat = c.get("chat")
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
+    # who a line in the first person singular tells of: its sender ("I live in Leeds")
+    speaker = sender_of(line) if chat and _SELF.search(text) else None
     return {"values": values, "about": about - other, "near": near, "time": time,
             "day": (time or "")[:10], "source": source, "update": says_changed(text, asked),
-            "named": named_changed(text, asked), "text": text,
+            "named": named_changed(text, asked), "text": text, "speaker": speaker,
             "title": c.get("document_title") or ""}  # fmt: skip
 
 def told_of(f, words, kind):
@@ -11560,9 +11565,14 @@ def same_thing(a, b, asked):
     after "from 10 km to 21 km"), or a SPECIFIC kind of value ("Tuesdays" and "Thursdays", "21
     km" and "42 km") that each tells beside a word of the question (`asked`: the stems of its
     content words) or tells alone, or the one value of its kind that a newer line saying it
-    changes tells; and they differ(). A group of them is about the question when one of its lines
-    tells a value beside a word of it (order_changes)."""
+    changes tells; and they differ(). Never two chat lines in the first person by two senders: each
+    tells of its own. A group of them is about the question when one of its lines tells a value
+    beside a word of it (order_changes)."""
     if not (a["values"] and b["values"] and a["time"] and b["time"]):
+        return False
+    # two chat lines in the first person by two senders tell of two people ("I live in Leeds",
+    # the owner's; "I moved to York", a friend's), whatever they share
+    if a.get("speaker") and b.get("speaker") and a["speaker"] != b["speaker"]:
         return False
     kinds = {k for k, _ in a["values"]} & {k for k, _ in b["values"]}
     # by a specific kind only where a line tells it of the question or tells nothing else ("Dinner
@@ -40185,13 +40195,16 @@ def used_otherwise(text, asked_roles):
 # A transcript line's speaker after the time into the recording ("[00:02:54] Iris Calder: "): who
 # speaks and when in the meeting, no value the line tells.
 _SPEAKER = re.compile(r"^\[\d{1,2}:\d{2}(?::\d{2})?\]\s*[^:\n]{1,80}:\s")
+# The first person singular, in a chat line of any case ("i moved to york" is a sender's own)
+_SELF = re.compile(r"\b(?:i|me|my|mine|myself)\b", re.IGNORECASE)
 
 def stated(c, words, asked, asked_roles=None):
     """What the candidate's answering line states (line_stated)."""
     return line_stated(answering_line(c, words), c, asked, asked_roles)
 
 def line_stated(line, c, asked, asked_roles=None):
-    """What a line of candidate c states: {values, about, near, time, day, source, update, named};
+    """What a line of candidate c states: {values, about, near, time, day, source, update, named,
+    speaker: the sender of a chat line in the first person singular, else None};
     a word of the question the line holds only as another part of speech (`asked_roles`: the
     question's word_roles()) is not what it is about."""
     label = _CHAT_LABEL.match(line)
@@ -40202,9 +40215,11 @@ def line_stated(line, c, asked, asked_roles=None):
     near = {w: v for w, v in near_values(text, asked).items() if w not in other}
     chat = c.get("chat")
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
+    # who a line in the first person singular tells of: its sender ("I live in Leeds")
+    speaker = sender_of(line) if chat and _SELF.search(text) else None
     return {"values": values, "about": about - other, "near": near, "time": time,
             "day": (time or "")[:10], "source": source, "update": says_changed(text, asked),
-            "named": named_changed(text, asked), "text": text,
+            "named": named_changed(text, asked), "text": text, "speaker": speaker,
             "title": c.get("document_title") or ""}  # fmt: skip
 
 def told_of(f, words, kind):
@@ -40217,9 +40232,14 @@ def same_thing(a, b, asked):
     after "from 10 km to 21 km"), or a SPECIFIC kind of value ("Tuesdays" and "Thursdays", "21
     km" and "42 km") that each tells beside a word of the question (`asked`: the stems of its
     content words) or tells alone, or the one value of its kind that a newer line saying it
-    changes tells; and they differ(). A group of them is about the question when one of its lines
-    tells a value beside a word of it (order_changes)."""
+    changes tells; and they differ(). Never two chat lines in the first person by two senders: each
+    tells of its own. A group of them is about the question when one of its lines tells a value
+    beside a word of it (order_changes)."""
     if not (a["values"] and b["values"] and a["time"] and b["time"]):
+        return False
+    # two chat lines in the first person by two senders tell of two people ("I live in Leeds",
+    # the owner's; "I moved to York", a friend's), whatever they share
+    if a.get("speaker") and b.get("speaker") and a["speaker"] != b["speaker"]:
         return False
     kinds = {k for k, _ in a["values"]} & {k for k, _ in b["values"]}
     # by a specific kind only where a line tells it of the question or tells nothing else ("Dinner

@@ -103,8 +103,8 @@ def test_a_window_of_someone_elses_conversation_is_no_change_of_what_is_asked():
     """Aiden's workplace and Gus's, said weeks apart, differ; for "Where does Aiden work now?"
     Gus's window (search.other_conversations flags it) tells what holds for Gus, not that Aiden's
     changed."""
-    aiden = chat(1, "c1", "2026-10-14 13:29 Aiden: I work at Lumen Works, my first week went fine.")
-    gus = chat(2, "c2", "2026-12-03 18:21 Gus: I work at Motion Clinic now, my first week went fine.")
+    aiden = chat(1, "c1", "2026-10-14 13:29 Sam: Aiden works at Lumen Works, his first week went fine.")
+    gus = chat(2, "c2", "2026-12-03 18:21 Sam: Aiden works at Motion Clinic now, his first week went fine.")
     asked = "Where does Aiden work now?"
     out = changes.order_changes(asked, [aiden, gus], {})
     assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(2, "later"), (1, "earlier")]
@@ -113,6 +113,23 @@ def test_a_window_of_someone_elses_conversation_is_no_change_of_what_is_asked():
     # nor does a newer one below the packet's cut join it
     out = changes.order_changes(asked, [aiden], {}, pool=[dict(gus, other_conversation=True)])
     assert [(c["chunk_id"], c.get("change")) for c in out] == [(1, None)]
+
+
+def test_lines_in_the_first_person_by_two_senders_tell_of_two_people():
+    """ "Where do I live now?": the owner's "I live in Leeds" and a friend's later "I moved to
+    York" in the same conversation are two people's homes, not one that changed; the owner's own
+    later line is a change, as is the friend's line of the owner's home in the third person."""
+    mine = chat(1, "ana", "2026-03-02 09:00 Sam: I live in Leeds, near the station.")
+    hers = chat(2, "ana", "2026-05-14 18:20 Ana: I moved to York last week, and I live near the Minster.")
+    asked = "Where do I live now?"
+    out = changes.order_changes(asked, [mine, hers], {})
+    assert [(c["chunk_id"], c.get("change")) for c in out] == [(1, None), (2, None)]
+    moved = chat(3, "ana", "2026-06-01 10:00 Sam: i moved to York, i live near the Minster now.")
+    out = changes.order_changes(asked, [mine, moved], {})
+    assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(3, "later"), (1, "earlier")]
+    told = chat(4, "ana", "2026-06-01 10:00 Ana: Sam lives in York now, near the Minster.")
+    out = changes.order_changes(asked, [mine, told], {})
+    assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(4, "later"), (1, "earlier")]
 
 
 def test_a_window_that_corrects_itself_shows_both_lines_and_says_which_is_later():
