@@ -11570,9 +11570,7 @@ def same_thing(a, b, asked):
     beside a word of it (order_changes)."""
     if not (a["values"] and b["values"] and a["time"] and b["time"]):
         return False
-    # two chat lines in the first person by two senders tell of two people ("I live in Leeds",
-    # the owner's; "I moved to York", a friend's), whatever they share
-    if a.get("speaker") and b.get("speaker") and a["speaker"] != b["speaker"]:
+    if of_two_people(a, b):
         return False
     kinds = {k for k, _ in a["values"]} & {k for k, _ in b["values"]}
     # by a specific kind only where a line tells it of the question or tells nothing else ("Dinner
@@ -11678,10 +11676,16 @@ def sender_of(message):
     label = _CHAT_LABEL.match(message)
     return label.group().removeprefix(label.group(1)).strip().removesuffix(":") if label else None
 
+def of_two_people(a, b):
+    """Whether statements a and b are chat lines in the first person by two senders: each tells
+    of its own ("I live in Leeds", the owner's; "I moved from Leeds to York", a friend's)."""
+    return bool(a.get("speaker") and b.get("speaker") and a["speaker"] != b["speaker"])
+
 def replaces(f, g):
     """Whether line f, newer than g and saying it changes, names g's value beside a new one of
-    its kind: "21 km instead of 10 km", "from Leeds to York" after a line telling "10 km", "Leeds"."""
-    if not (f["update"] and f["time"] and g["time"] and f["time"] > g["time"]):
+    its kind: "21 km instead of 10 km", "from Leeds to York" after a line telling "10 km", "Leeds";
+    never a line of another person's (of_two_people)."""
+    if not (f["update"] and f["time"] and g["time"] and f["time"] > g["time"]) or of_two_people(f, g):
         return False
     kinds = {k for k, _ in f["values"] & g["values"]}
     return any(k in kinds for k, _ in f["values"] - g["values"])
@@ -40237,9 +40241,7 @@ def same_thing(a, b, asked):
     beside a word of it (order_changes)."""
     if not (a["values"] and b["values"] and a["time"] and b["time"]):
         return False
-    # two chat lines in the first person by two senders tell of two people ("I live in Leeds",
-    # the owner's; "I moved to York", a friend's), whatever they share
-    if a.get("speaker") and b.get("speaker") and a["speaker"] != b["speaker"]:
+    if of_two_people(a, b):
         return False
     kinds = {k for k, _ in a["values"]} & {k for k, _ in b["values"]}
     # by a specific kind only where a line tells it of the question or tells nothing else ("Dinner
@@ -40345,10 +40347,16 @@ def sender_of(message):
     label = _CHAT_LABEL.match(message)
     return label.group().removeprefix(label.group(1)).strip().removesuffix(":") if label else None
 
+def of_two_people(a, b):
+    """Whether statements a and b are chat lines in the first person by two senders: each tells
+    of its own ("I live in Leeds", the owner's; "I moved from Leeds to York", a friend's)."""
+    return bool(a.get("speaker") and b.get("speaker") and a["speaker"] != b["speaker"])
+
 def replaces(f, g):
     """Whether line f, newer than g and saying it changes, names g's value beside a new one of
-    its kind: "21 km instead of 10 km", "from Leeds to York" after a line telling "10 km", "Leeds"."""
-    if not (f["update"] and f["time"] and g["time"] and f["time"] > g["time"]):
+    its kind: "21 km instead of 10 km", "from Leeds to York" after a line telling "10 km", "Leeds";
+    never a line of another person's (of_two_people)."""
+    if not (f["update"] and f["time"] and g["time"] and f["time"] > g["time"]) or of_two_people(f, g):
         return False
     kinds = {k for k, _ in f["values"] & g["values"]}
     return any(k in kinds for k, _ in f["values"] - g["values"])

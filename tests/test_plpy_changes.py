@@ -130,6 +130,17 @@ def test_lines_in_the_first_person_by_two_senders_tell_of_two_people():
     told = chat(4, "ana", "2026-06-01 10:00 Ana: Sam lives in York now, near the Minster.")
     out = changes.order_changes(asked, [mine, told], {})
     assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(4, "later"), (1, "earlier")]
+    # nor does a friend's line replace the owner's value by name
+    goal = chat(5, "ana", "2026-03-02 09:00 Sam: I'm training for 10 km this spring.")
+    words = ["running", "goal"]
+    for sender, replaces in (("Ana", False), ("Sam", True)):
+        newer = chat(6, "ana", f"2026-05-14 18:20 {sender}: I'm going for 21 km instead of 10 km.")
+        assert (
+            changes.replaces(
+                changes.stated(newer, words, set(words)), changes.stated(goal, words, set(words))
+            )
+            is replaces
+        )
 
 
 def test_a_window_that_corrects_itself_shows_both_lines_and_says_which_is_later():
