@@ -124,6 +124,11 @@ def test_lines_in_the_first_person_by_two_senders_tell_of_two_people():
     asked = "Where do I live now?"
     out = changes.order_changes(asked, [mine, hers], {})
     assert [(c["chunk_id"], c.get("change")) for c in out] == [(1, None), (2, None)]
+    # nor, in one conversation of two people, is the other's job the one asked about, changed
+    hers = chat(7, "cm", "2023-05-02 10:00 Caroline: I work at the Brookfield library these days.")
+    other = chat(8, "cm", "2023-08-14 18:20 Melanie: I work at Lakeside School now, teaching art.")
+    out = changes.order_changes("Where does Caroline work now?", [hers, other], {})
+    assert [(c["chunk_id"], c.get("change")) for c in out] == [(7, None), (8, None)]
     moved = chat(3, "ana", "2026-06-01 10:00 Sam: i moved to York, i live near the Minster now.")
     out = changes.order_changes(asked, [mine, moved], {})
     assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(3, "later"), (1, "earlier")]
