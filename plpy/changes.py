@@ -95,8 +95,11 @@ _NUMBER = re.compile(
 # A unit written right after a number ("10 km", "50GB", "250 ms"): its kind of quantity.
 _UNIT = re.compile(r"\s?([A-Za-z]{1,5})\b")
 WEEKDAY_NAMES = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())  # noqa: SIM905
-# A run of capitalised words, after a short abbreviation ("Dr. Okafor", "St. Ives").
-_NAME = re.compile(r"\b(?:[A-Z][a-z]{0,2}\.\s+)?[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*")
+# A title's abbreviation before a name ("Dr. Okafor", "St. Ives"): a closed class. Any other short
+# word with a dot ends a sentence ("Hmm. Only 10 minutes left" names nothing).
+_TITLES = r"(?:Mr|Mrs|Ms|Mx|Dr|Prof|St|Sr|Jr|Rev|Fr|Lt|Sgt|Capt|Col|Gen|Gov|Sen|Rep|Hon|Mt|Ft)\."
+# A run of capitalised words, after a title ("Dr. Okafor").
+_NAME = re.compile(rf"\b(?:{_TITLES}\s+)?[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*")
 # Where a sentence opens: the text's or a line's start, after its mark of a list item, heading,
 # quote or table cell ("- **Nov:**", "## Policies", "| Rent"), or a sentence's end.
 _OPENS = re.compile(r"(?:^|\n|[.!?:;]\s+)\s*(?:(?:[-*+>#|]+|\d+[.)])[ \t*_]*)?$")
@@ -207,7 +210,7 @@ def name_kind(name):
         return "weekday"
     if folded.rstrip(".") in MONTHS:
         return "month"
-    title = re.match(r"([A-Z][a-z]{0,2}\.)\s", name)
+    title = re.match(rf"({_TITLES})\s", name)
     return "name " + title.group(1).casefold() if title else "name"
 
 

@@ -71,6 +71,8 @@ def test_a_line_answers_the_kind_asked_by_a_value_the_question_does_not_write():
     assert changes.states_asked("Where does Priya live now?", lines) == [True, False, False, False]
     assert changes.states_asked("When is Priya's race?", lines) == [False, False, False, True]
     assert changes.states_asked("How long is the race?", ["About 21 km.", "Soon!"]) == [True, False]
+    moved = ["Hmm. Only 10 minutes left of this meeting.", "Big news: I moved to Leipzig today!"]
+    assert changes.states_asked("Where does Tomas live now?", moved) == [False, True]
     assert changes.states_asked("Tell me about Priya", lines) is None
 
 
@@ -289,6 +291,13 @@ def test_a_line_tells_its_numbers_and_names_not_its_questions_nor_its_opening_wo
     assert values == {("date", "2 june")}
     values, _ = changes.statement("On-call allowance EUR 2,400.00, up from €2,000.", set())
     assert values == {("money", "€2,400"), ("money", "€2,000")}
+    # a short word with a dot ends a sentence unless it is a title's abbreviation: "Hmm. Only ..."
+    # names nothing, as "Yes. Sounds good." does not; "Dr. Okafor" and "St. Ives" are names
+    values, _ = changes.statement("Hmm. Only 10 minutes left of this meeting, I can do it.", set())
+    assert values == {("number", "10")}
+    assert changes.statement("Yes. Sounds good. Ok. Maybe later.", set())[0] == set()
+    values, _ = changes.statement("I saw Dr. Okafor at St. Ives.", set())
+    assert values == {("name dr.", "Dr. Okafor"), ("name st.", "St. Ives")}
 
 
 def test_an_update_is_put_first_and_both_say_which_is_later():
