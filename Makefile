@@ -77,11 +77,11 @@ demo: setup
 # $(call suite,MARKS,N): the tests MARKS selects ("" or "not e2e and ") that are not marked serial,
 # in two processes at once (pytest-xdist, a file each, in the order tests/conftest.py gives them;
 # the real models and the example vault are made once for the run, by the first process that
-# needs them: tests/support/shared.py), then the serial ones alone, each part listing its N slowest; the user's server is noted once for both
-# parts (tests/support/runtime.py, MARK_FILE). The first part notes the files that hold serial
-# tests, which the second collects alone (every file when the note is empty: tests/conftest.py,
-# SERIAL_FILES). Both parts run whatever the first gave, so a failure in one hides none of the
-# other's.
+# needs them: tests/support/shared.py), then the serial ones alone, each part listing its N
+# slowest; the user's server is noted once for both parts (tests/support/runtime.py, MARK_FILE).
+# The first part notes the files that hold serial tests, which the second collects alone (every
+# file when the note is empty: tests/conftest.py, SERIAL_FILES). Both parts run whatever the
+# first gave, so a failure in one hides none of the other's.
 suite = mark=$$(mktemp) && serials=$$(mktemp) && trap 'rm -f "$$mark" "$$serials"' EXIT && \
 	EXO_TEST_USER_MARK=$$mark EXO_TEST_SERIAL_FILES=$$serials \
 	    $(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder -m "$(1)not serial" --durations=$(2); parallel=$$?; \
