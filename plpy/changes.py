@@ -423,7 +423,9 @@ def used_otherwise(text, asked_roles):
 # A transcript line's speaker after the time into the recording ("[00:02:54] Iris Calder: "): who
 # speaks and when in the meeting, no value the line tells.
 _SPEAKER = re.compile(r"^\[\d{1,2}:\d{2}(?::\d{2})?\]\s*[^:\n]{1,80}:\s")
-# The first person singular, in a chat line of any case ("i moved to york" is a sender's own)
+# The first person singular, in a chat line of any case ("i moved to york" is a sender's own;
+# search.first_person reads a question, where "we" takes the owner in and a lower-case "i" is a
+# list item)
 _SELF = re.compile(r"\b(?:i|me|my|mine|myself)\b", re.IGNORECASE)
 
 

@@ -1172,9 +1172,9 @@ def chat_excerpt(
     coverage() does), whole up to max_chars with the reply when it asks a question, or with the
     run to message `also` (its index: one that tells another value of what it tells), and its
     neighbours while the excerpt stays within context_chars (default max_chars), plus the
-    ellipsis marks; where the run to `also` is too long, the later of the two alone is the core. A message longer than max_chars keeps its time
-    and sender and whole lines around its line richest in `words`; only a line longer than the
-    limit is cut."""
+    ellipsis marks; where the run to `also` is too long, the later of the two alone is the core.
+    A message longer than max_chars keeps its time and sender and whole lines around its line
+    richest in `words`; only a line longer than the limit is cut."""
     text = body.strip()
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:

@@ -5335,9 +5335,9 @@ def chat_excerpt(
     coverage() does), whole up to max_chars with the reply when it asks a question, or with the
     run to message `also` (its index: one that tells another value of what it tells), and its
     neighbours while the excerpt stays within context_chars (default max_chars), plus the
-    ellipsis marks; where the run to `also` is too long, the later of the two alone is the core. A message longer than max_chars keeps its time
-    and sender and whole lines around its line richest in `words`; only a line longer than the
-    limit is cut."""
+    ellipsis marks; where the run to `also` is too long, the later of the two alone is the core.
+    A message longer than max_chars keeps its time and sender and whole lines around its line
+    richest in `words`; only a line longer than the limit is cut."""
     text = body.strip()
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
@@ -8325,9 +8325,9 @@ def chat_excerpt(
     coverage() does), whole up to max_chars with the reply when it asks a question, or with the
     run to message `also` (its index: one that tells another value of what it tells), and its
     neighbours while the excerpt stays within context_chars (default max_chars), plus the
-    ellipsis marks; where the run to `also` is too long, the later of the two alone is the core. A message longer than max_chars keeps its time
-    and sender and whole lines around its line richest in `words`; only a line longer than the
-    limit is cut."""
+    ellipsis marks; where the run to `also` is too long, the later of the two alone is the core.
+    A message longer than max_chars keeps its time and sender and whole lines around its line
+    richest in `words`; only a line longer than the limit is cut."""
     text = body.strip()
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
@@ -10650,9 +10650,9 @@ def chat_excerpt(
     coverage() does), whole up to max_chars with the reply when it asks a question, or with the
     run to message `also` (its index: one that tells another value of what it tells), and its
     neighbours while the excerpt stays within context_chars (default max_chars), plus the
-    ellipsis marks; where the run to `also` is too long, the later of the two alone is the core. A message longer than max_chars keeps its time
-    and sender and whole lines around its line richest in `words`; only a line longer than the
-    limit is cut."""
+    ellipsis marks; where the run to `also` is too long, the later of the two alone is the core.
+    A message longer than max_chars keeps its time and sender and whole lines around its line
+    richest in `words`; only a line longer than the limit is cut."""
     text = body.strip()
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
@@ -11531,7 +11531,9 @@ def used_otherwise(text, asked_roles):
 # A transcript line's speaker after the time into the recording ("[00:02:54] Iris Calder: "): who
 # speaks and when in the meeting, no value the line tells.
 _SPEAKER = re.compile(r"^\[\d{1,2}:\d{2}(?::\d{2})?\]\s*[^:\n]{1,80}:\s")
-# The first person singular, in a chat line of any case ("i moved to york" is a sender's own)
+# The first person singular, in a chat line of any case ("i moved to york" is a sender's own;
+# search.first_person reads a question, where "we" takes the owner in and a lower-case "i" is a
+# list item)
 _SELF = re.compile(r"\b(?:i|me|my|mine|myself)\b", re.IGNORECASE)
 
 def stated(c, words, asked, asked_roles=None):
@@ -12990,9 +12992,9 @@ def chat_excerpt(
     coverage() does), whole up to max_chars with the reply when it asks a question, or with the
     run to message `also` (its index: one that tells another value of what it tells), and its
     neighbours while the excerpt stays within context_chars (default max_chars), plus the
-    ellipsis marks; where the run to `also` is too long, the later of the two alone is the core. A message longer than max_chars keeps its time
-    and sender and whole lines around its line richest in `words`; only a line longer than the
-    limit is cut."""
+    ellipsis marks; where the run to `also` is too long, the later of the two alone is the core.
+    A message longer than max_chars keeps its time and sender and whole lines around its line
+    richest in `words`; only a line longer than the limit is cut."""
     text = body.strip()
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
@@ -15685,9 +15687,9 @@ def chat_excerpt(
     coverage() does), whole up to max_chars with the reply when it asks a question, or with the
     run to message `also` (its index: one that tells another value of what it tells), and its
     neighbours while the excerpt stays within context_chars (default max_chars), plus the
-    ellipsis marks; where the run to `also` is too long, the later of the two alone is the core. A message longer than max_chars keeps its time
-    and sender and whole lines around its line richest in `words`; only a line longer than the
-    limit is cut."""
+    ellipsis marks; where the run to `also` is too long, the later of the two alone is the core.
+    A message longer than max_chars keeps its time and sender and whole lines around its line
+    richest in `words`; only a line longer than the limit is cut."""
     text = body.strip()
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
@@ -18201,9 +18203,9 @@ def chat_excerpt(
     coverage() does), whole up to max_chars with the reply when it asks a question, or with the
     run to message `also` (its index: one that tells another value of what it tells), and its
     neighbours while the excerpt stays within context_chars (default max_chars), plus the
-    ellipsis marks; where the run to `also` is too long, the later of the two alone is the core. A message longer than max_chars keeps its time
-    and sender and whole lines around its line richest in `words`; only a line longer than the
-    limit is cut."""
+    ellipsis marks; where the run to `also` is too long, the later of the two alone is the core.
+    A message longer than max_chars keeps its time and sender and whole lines around its line
+    richest in `words`; only a line longer than the limit is cut."""
     text = body.strip()
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
@@ -37084,9 +37086,9 @@ def chat_excerpt(
     coverage() does), whole up to max_chars with the reply when it asks a question, or with the
     run to message `also` (its index: one that tells another value of what it tells), and its
     neighbours while the excerpt stays within context_chars (default max_chars), plus the
-    ellipsis marks; where the run to `also` is too long, the later of the two alone is the core. A message longer than max_chars keeps its time
-    and sender and whole lines around its line richest in `words`; only a line longer than the
-    limit is cut."""
+    ellipsis marks; where the run to `also` is too long, the later of the two alone is the core.
+    A message longer than max_chars keeps its time and sender and whole lines around its line
+    richest in `words`; only a line longer than the limit is cut."""
     text = body.strip()
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
@@ -39324,9 +39326,9 @@ def chat_excerpt(
     coverage() does), whole up to max_chars with the reply when it asks a question, or with the
     run to message `also` (its index: one that tells another value of what it tells), and its
     neighbours while the excerpt stays within context_chars (default max_chars), plus the
-    ellipsis marks; where the run to `also` is too long, the later of the two alone is the core. A message longer than max_chars keeps its time
-    and sender and whole lines around its line richest in `words`; only a line longer than the
-    limit is cut."""
+    ellipsis marks; where the run to `also` is too long, the later of the two alone is the core.
+    A message longer than max_chars keeps its time and sender and whole lines around its line
+    richest in `words`; only a line longer than the limit is cut."""
     text = body.strip()
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
@@ -40205,7 +40207,9 @@ def used_otherwise(text, asked_roles):
 # A transcript line's speaker after the time into the recording ("[00:02:54] Iris Calder: "): who
 # speaks and when in the meeting, no value the line tells.
 _SPEAKER = re.compile(r"^\[\d{1,2}:\d{2}(?::\d{2})?\]\s*[^:\n]{1,80}:\s")
-# The first person singular, in a chat line of any case ("i moved to york" is a sender's own)
+# The first person singular, in a chat line of any case ("i moved to york" is a sender's own;
+# search.first_person reads a question, where "we" takes the owner in and a lower-case "i" is a
+# list item)
 _SELF = re.compile(r"\b(?:i|me|my|mine|myself)\b", re.IGNORECASE)
 
 def stated(c, words, asked, asked_roles=None):
